@@ -1,0 +1,3 @@
+"""triton-lint: a static and dynamic linter for Triton GPU kernels."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,85 @@
+"""The one finding model shared by static rules, dynamic checks and every reporter."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is; the values are the JSON/SARIF-facing names."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Category(str, enum.Enum):
+    """The audit categories findings are grouped by in reports."""
+
+    CORRECTNESS = "correctness"
+    MEMORY_SAFETY = "memory-safety"
+    NUMERICS = "numerics"
+    PERFORMANCE = "performance"
+    BEST_PRACTICE = "best-practice"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source range: 1-based lines and columns, end column exclusive (as ruff and SARIF)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass
+class Finding:
+    """One reported problem, static or dynamic.
+
+    `kernel` names the enclosing `@triton.jit` function when there is one; reporters use it
+    for grouping and for fingerprints that survive unrelated edits. `properties` carries
+    machine-readable extras (e.g. a dynamic witness: program id, lane, offset).
+    """
+
+    path: str
+    span: Span
+    code: str
+    name: str
+    severity: Severity
+    category: Category
+    message: str
+    kernel: str | None = None
+    properties: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.span.line, self.span.column, self.code)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract: keys other tools rely on; extend, never rename."""
+        data: dict[str, Any] = {
+            "path": self.path,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "category": self.category.value,
+            "message": self.message,
+            "kernel": self.kernel,
+        }
+        if self.properties:
+            data["properties"] = self.properties
+        return data
