@@ -1,0 +1,25 @@
+"""Shared helpers for the test suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from triton_lint.engine import lint_text
+from triton_lint.rules import all_rules, rules_by_code
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def lint_codes(source: str, *codes: str, path: str = "example.py") -> set[tuple[int, str]]:
+    """(line, code) pairs produced by the given rules (all rules when none given)."""
+    rules = [rules_by_code()[c] for c in codes] if codes else list(all_rules())
+    result = lint_text(path, source, rules)
+    assert not result.crashes, result.crashes
+    return {(f.line, f.code) for f in result.findings}
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO

@@ -1,0 +1,202 @@
+"""The ``triton-lint`` command line: exit codes, options and formats as ruff users expect.
+
+Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from triton_lint import __version__
+from triton_lint.config import ConfigError, load_config_file
+from triton_lint.docs import render_rule
+from triton_lint.rules import all_rules
+from triton_lint.run import RunOptions, RunResult, lint_paths, lint_stdin
+from triton_lint.selection import Layer, SelectionError, expand
+
+
+class LintUsageError(click.UsageError):
+    """Usage and configuration errors: exit code 2 with a one-line message."""
+
+    exit_code = 2
+
+
+class DefaultGroup(click.Group):
+    """``triton-lint PATHS`` means ``triton-lint check PATHS``; ``rule`` is a subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (
+            args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")
+        ):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(code.strip() for value in values for code in value.split(",") if code.strip())
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="triton-lint")
+def cli() -> None:
+    """Lint Triton GPU kernels: missing masks, overflow, races, numerics, compile errors."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--select", multiple=True, help="Codes or prefixes to enable (replaces the defaults); `ALL`."
+)
+@click.option("--extend-select", multiple=True, help="Codes or prefixes to enable in addition.")
+@click.option("--ignore", multiple=True, help="Codes or prefixes to disable.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report to FILE.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per code instead.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option(
+    "--config", "config_file", type=click.Path(path_type=Path), help="Use this configuration file."
+)
+@click.option("--isolated", is_flag=True, help="Ignore all configuration files.")
+@click.option(
+    "--stdin-filename", help="The path to report (and configure) for input read from `-`."
+)
+@click.option(
+    "--target-version", help="Triton version to check against, e.g. 3.3 (overrides config)."
+)
+def check(
+    paths: tuple[Path, ...],
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str,
+    output: Path | None,
+    statistics: bool,
+    exit_zero: bool,
+    config_file: Path | None,
+    isolated: bool,
+    stdin_filename: str | None,
+    target_version: str | None,
+) -> None:
+    """Lint PATHS (files or directories, default `.`; `-` reads standard input)."""
+    layer = Layer(
+        select=_split(select) if select else None,
+        extend_select=_split(extend_select),
+        ignore=_split(ignore),
+    )
+    try:
+        for selectors in (layer.select or (), layer.extend_select, layer.ignore):
+            expand(selectors)
+        config = load_config_file(config_file) if config_file is not None and not isolated else None
+        options = RunOptions(
+            cli_layer=layer, config=config, isolated=isolated, target_version=target_version
+        )
+        if list(paths) == [Path("-")]:
+            result = lint_stdin(stdin_filename or "-", options)
+        else:
+            result = lint_paths(list(paths) or [Path(".")], options)
+    except (ConfigError, SelectionError) as error:
+        raise LintUsageError(str(error)) from error
+    _report(result, output_format, output, statistics)
+    if result.crashes:
+        for crash in result.crashes:
+            click.echo(f"error: {crash}", err=True)
+        click.echo(
+            "error: internal error; please report it with the file that triggered it", err=True
+        )
+        sys.exit(2)
+    sys.exit(1 if result.findings and not exit_zero else 0)
+
+
+def _report(result: RunResult, output_format: str, output: Path | None, statistics: bool) -> None:
+    from triton_lint.reporters import REPORTERS
+
+    for path, reason in result.unreadable:
+        click.echo(f"error: {path}: {reason}", err=True)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    text = REPORTERS[output_format](result, statistics)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        _write_atomically(output, text)
+    except OSError as error:
+        raise LintUsageError(f"cannot write {output}: {error.strerror or error}") from error
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    directory = path.resolve().parent
+    handle, temp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+@cli.command()
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Print the documentation of every rule.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+def rule(code: str | None, show_all: bool, output_format: str) -> None:
+    """Print the documentation of rule CODE (or of every rule with --all)."""
+    rules = list(all_rules())
+    if not show_all:
+        if code is None:
+            raise LintUsageError("give a rule code (e.g. `triton-lint rule TL101`) or --all")
+        rules = [r for r in rules if r.code == code.upper() or r.name == code]
+        if not rules:
+            raise LintUsageError(f"unknown rule `{code}` (see `triton-lint rule --all`)")
+    if output_format == "json":
+        data = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "category": r.category.value,
+                "severity": r.severity.value,
+                "default_enabled": r.default_enabled,
+                "summary": r.summary,
+                "rationale": r.rationale,
+                "fix": r.fix,
+            }
+            for r in rules
+        ]
+        click.echo(json.dumps(data if show_all else data[0], indent=2))
+        return
+    click.echo("\n".join(render_rule(r) for r in rules), nl=False)
+
+
+def main() -> None:
+    """Console entry point: any unexpected exception is an internal error (exit 2), never 1."""
+    try:
+        cli.main(prog_name="triton-lint")
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as error:
+        click.echo(f"error: internal error: {type(error).__name__}: {error}", err=True)
+        click.echo("please report this at the project's issue tracker", err=True)
+        sys.exit(2)

@@ -1,0 +1,116 @@
+"""``[tool.triton-lint]`` configuration: discovery, parsing and validation."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+_KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "target-version"}
+
+
+class ConfigError(Exception):
+    """A configuration file that cannot be used; the CLI exits with code 2."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings of one configuration file (or the defaults)."""
+
+    root: Path  # the directory relative paths and globs are resolved against
+    source: Path | None = None
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = ()
+    target_version: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+def _codes(source: Path, key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{source}: `{key}` must be a list of rule codes")
+    return tuple(v.strip() for v in value if v.strip())
+
+
+def parse_table(table: dict[str, Any], source: Path) -> Config:
+    """Validate a ``[tool.triton-lint]`` table."""
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{source}: unknown option(s) in [tool.triton-lint]: {', '.join(unknown)} "
+            f"(known: {', '.join(sorted(_KEYS))})"
+        )
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{source}: `per-file-ignores` must be a table of glob = [codes]")
+    exclude = table.get("exclude", [])
+    if not isinstance(exclude, list) or not all(isinstance(e, str) for e in exclude):
+        raise ConfigError(f"{source}: `exclude` must be a list of glob patterns")
+    target = table.get("target-version")
+    if target is not None and not isinstance(target, str):
+        raise ConfigError(f'{source}: `target-version` must be a string such as "3.3"')
+    return Config(
+        root=source.parent,
+        source=source,
+        select=_codes(source, "select", table["select"]) if "select" in table else None,
+        ignore=_codes(source, "ignore", table.get("ignore", [])),
+        extend_select=_codes(source, "extend-select", table.get("extend-select", [])),
+        per_file_ignores=tuple(
+            (glob, _codes(source, f"per-file-ignores.{glob}", codes))
+            for glob, codes in per_file.items()
+        ),
+        exclude=tuple(exclude),
+        target_version=target,
+    )
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from error
+
+
+def _tool_table(data: dict[str, Any]) -> dict[str, Any] | None:
+    tool = data.get("tool")
+    if isinstance(tool, dict) and isinstance(tool.get("triton-lint"), dict):
+        return tool["triton-lint"]
+    return None
+
+
+def load_config_file(path: Path) -> Config:
+    """Load an explicit ``--config`` file: a pyproject.toml or a standalone TOML file."""
+    path = path.resolve()
+    data = _read_toml(path)
+    table = _tool_table(data)
+    if table is None:
+        if path.name == "pyproject.toml":
+            raise ConfigError(f"{path}: no [tool.triton-lint] table")
+        table = data
+    return parse_table(table, path)
+
+
+@cache
+def config_for_directory(directory: Path) -> Config:
+    """The nearest ``pyproject.toml`` with a ``[tool.triton-lint]`` table, upward from here."""
+    for candidate_dir in (directory, *directory.parents):
+        candidate = candidate_dir / "pyproject.toml"
+        if candidate.is_file():
+            table = _tool_table(_read_toml(candidate))
+            if table is not None:
+                return parse_table(table, candidate)
+    return Config(root=Path.cwd())

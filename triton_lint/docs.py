@@ -1,0 +1,102 @@
+"""Rule documentation rendered from the rule modules: `triton-lint rule`, `rules/CODE.md`."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from triton_lint.rules import all_rules
+from triton_lint.rules.base import Rule
+
+_MARKER = re.compile(r"\s*# <- (TL\d{3})\s*$")
+
+
+def example_expectations(source: str) -> tuple[str, set[tuple[int, str]]]:
+    """Strip ``# <- CODE`` markers from an example; return the code and the marked (line, code)."""
+    lines = []
+    expected: set[tuple[int, str]] = set()
+    for number, line in enumerate(source.splitlines(), 1):
+        match = _MARKER.search(line)
+        if match is not None:
+            expected.add((number, match.group(1)))
+            line = line[: match.start()]
+        lines.append(line)
+    return "\n".join(lines) + "\n", expected
+
+
+def render_rule(rule: Rule) -> str:
+    """The Markdown page of one rule (ruff's rule docs are the model)."""
+    default = "on" if rule.default_enabled else "off (enable with `--select " + rule.code + "`)"
+    bad, _ = example_expectations(rule.bad)
+    good, _ = example_expectations(rule.good)
+    bad_marked = "\n".join(
+        line + ("  # " + m.group(1) if (m := _MARKER.search(raw)) else "")
+        for raw, line in zip(rule.bad.splitlines(), bad.splitlines(), strict=True)
+    )
+    return f"""# {rule.code} {rule.name}
+
+{rule.summary}.
+
+| | |
+|---|---|
+| Code | `{rule.code}` |
+| Name | `{rule.name}` |
+| Category | {rule.category.value} |
+| Default severity | {rule.severity.value} |
+| Enabled by default | {default} |
+
+## Why it matters
+
+{rule.rationale}
+
+## Example
+
+```python
+{bad_marked}
+```
+
+Use instead:
+
+```python
+{good.rstrip()}
+```
+
+## How to fix
+
+{rule.fix}
+
+Suppress a single finding with `# noqa: {rule.code}` on the reported line.
+"""
+
+
+def rule_table() -> str:
+    """The README's rule table."""
+    rows = [
+        "| Code | Name | Category | Severity | Default | Summary |",
+        "|---|---|---|---|---|---|",
+    ]
+    for rule in all_rules():
+        default = "on" if rule.default_enabled else "off"
+        rows.append(
+            f"| [{rule.code}](rules/{rule.code}.md) | `{rule.name}` | {rule.category.value} "
+            f"| {rule.severity.value} | {default} | {rule.summary} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def write_rule_pages(directory: Path) -> list[Path]:
+    """Regenerate ``rules/*.md``; stale pages of removed rules are deleted."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for rule in all_rules():
+        path = directory / f"{rule.code}.md"
+        path.write_text(render_rule(rule), encoding="utf-8")
+        written.append(path)
+    for stale in set(directory.glob("TL*.md")) - set(written):
+        stale.unlink()
+    return written
+
+
+if __name__ == "__main__":
+    pages = write_rule_pages(Path(__file__).resolve().parent.parent / "rules")
+    print(f"wrote {len(pages)} rule pages")

@@ -1,0 +1,107 @@
+"""Lint one file: decode, prefilter, parse, build the kernel model, run rules, apply noqa."""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from triton_lint.finding import Finding, Span
+from triton_lint.model.kernel import ModuleModel, build_module_model
+from triton_lint.rules import rules_by_code
+from triton_lint.rules.base import Rule
+from triton_lint.suppression import parse_suppressions
+
+
+@dataclass
+class FileResult:
+    """Findings of one file plus what went wrong around them (warnings, rule crashes)."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    crashes: list[str] = field(default_factory=list)
+    text: str | None = None
+    model: ModuleModel | None = None
+
+
+def decode(data: bytes) -> str:
+    """Decode source bytes as Python does (PEP 263 coding cookie, BOM); keep line endings."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding)
+
+
+def mentions_triton(text: str) -> bool:
+    """Cheap prefilter: only files that mention Triton are parsed."""
+    return "triton" in text
+
+
+def _syntax_error(path: str, line: int, column: int, message: str) -> Finding:
+    rule = rules_by_code()["TL001"]
+    return rule.finding_at(path, Span(line, column, line, column + 1), message)
+
+
+def _describe_parse_error(path: str, text: str, error: cst.ParserSyntaxError) -> Finding:
+    """Python's own message is clearer than libcst's; use it when Python agrees."""
+    try:
+        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as python_error:
+        line = python_error.lineno or 1
+        column = python_error.offset or 1
+        return _syntax_error(path, line, column, f"syntax error: {python_error.msg}")
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return _syntax_error(
+        path, error.raw_line, error.raw_column + 1, f"cannot parse: {error.message}"
+    )
+
+
+def lint_bytes(path: str, data: bytes, rules: Sequence[Rule]) -> FileResult:
+    try:
+        text = decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+        result = FileResult(path)
+        if any(rule.code == "TL001" for rule in rules):
+            result.findings.append(_syntax_error(path, 1, 1, f"cannot decode file: {error}"))
+        return result
+    return lint_text(path, text, rules)
+
+
+def lint_text(path: str, text: str, rules: Sequence[Rule]) -> FileResult:
+    """Run ``rules`` on one file's text; a rule that crashes is recorded, the others still run."""
+    result = FileResult(path, text=text)
+    if not mentions_triton(text):
+        return result
+    suppressions = parse_suppressions(text)
+    result.warnings.extend(f"{path}:{line}: {message}" for line, message in suppressions.warnings)
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        if any(rule.code == "TL001" for rule in rules):
+            finding = _describe_parse_error(path, text, error)
+            if not suppressions.suppresses(finding.line, finding.code):
+                result.findings.append(finding)
+        return result
+    except (RecursionError, ValueError) as error:
+        if any(rule.code == "TL001" for rule in rules):
+            result.findings.append(_syntax_error(path, 1, 1, f"cannot parse file: {error}"))
+        return result
+    model = build_module_model(path, text, module)
+    result.model = model
+    if not model.kernels:
+        return result
+    for rule in rules:
+        try:
+            findings = list(rule.check(model))
+        except Exception as error:
+            result.crashes.append(
+                f"{path}: rule {rule.code} crashed: {type(error).__name__}: {error}"
+            )
+            continue
+        result.findings.extend(f for f in findings if not suppressions.suppresses(f.line, f.code))
+    result.findings.sort(key=Finding.sort_key)
+    return result

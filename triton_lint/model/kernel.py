@@ -1,0 +1,868 @@
+"""The kernel model: everything rules need to know about a file's Triton kernels, computed once.
+
+`build_module_model` finds every ``@triton.jit`` function (kernels and device helpers alike),
+their parameters and which are ``tl.constexpr``, the definitions of every local name, every
+memory access with its mask/other/boundary_check and the constexpr branches it sits in, every
+call, the decorators (``@triton.jit(...)`` options, ``@triton.autotune`` configs and keys,
+``@triton.heuristics``), and the launch sites ``kernel[grid](...)`` in the same file.
+Rules read this model and never walk the syntax tree to re-derive these facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import libcst as cst
+
+from triton_lint.finding import Span
+from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.names import TL, Aliases, dotted_name
+from triton_lint.model.positions import Positions
+from triton_lint.model.provenance import COMPILE_TIME, Prov, ProvenanceAnalysis
+
+AccessKind = Literal["load", "store", "atomic"]
+
+# Positional parameter order of Triton's memory functions (after the pointer).
+_LOAD_PARAMS = ("pointer", "mask", "other", "boundary_check", "padding_option")
+_STORE_PARAMS = ("pointer", "value", "mask", "boundary_check")
+_ATOMIC_PARAMS = ("pointer", "val", "mask", "sem", "scope")
+_ATOMIC_CAS_PARAMS = ("pointer", "cmp", "val", "sem", "scope")
+ATOMIC_OPS = {
+    "atomic_add",
+    "atomic_and",
+    "atomic_cas",
+    "atomic_max",
+    "atomic_min",
+    "atomic_or",
+    "atomic_xchg",
+    "atomic_xor",
+}
+
+
+@dataclass
+class Param:
+    """A kernel parameter."""
+
+    name: str
+    index: int
+    node: cst.Param
+    annotation: str | None  # canonical path of the annotation, e.g. "triton.language.constexpr"
+    is_constexpr: bool
+    default: cst.BaseExpression | None
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One arm of an ``if`` statement or ``a if c else b`` expression that encloses a node."""
+
+    node: cst.If | cst.IfExp
+    arm: Literal["body", "orelse"]
+
+    @property
+    def test(self) -> cst.BaseExpression:
+        return self.node.test
+
+
+@dataclass
+class Definition:
+    """One assignment to a local name (``x = …``, ``x += …``, ``for x in …``, unpacking)."""
+
+    name: str
+    node: cst.CSTNode
+    value: cst.BaseExpression | None
+    kind: Literal["assign", "augassign", "for", "unpack", "walrus"]
+    branches: tuple[Branch, ...]
+    order: int
+
+    def provenance(self, analysis: ProvenanceAnalysis) -> Prov:
+        if self.value is None:
+            return Prov.NONE
+        flags = analysis.of(self.value)
+        if self.kind == "for":
+            flags |= Prov.LOOP
+        return flags
+
+
+@dataclass
+class MemoryAccess:
+    """A ``tl.load``/``tl.store``/``tl.atomic_*`` (or tensor-descriptor) access."""
+
+    kind: AccessKind
+    op: str  # "load", "store", "atomic_add", "descriptor.load", ...
+    call: cst.Call
+    pointer: cst.BaseExpression | None
+    value: cst.BaseExpression | None
+    mask: cst.BaseExpression | None  # None when absent or an explicit `mask=None`
+    other: cst.BaseExpression | None
+    boundary_check: cst.BaseExpression | None
+    branches: tuple[Branch, ...]
+    via_descriptor: bool = False
+
+
+@dataclass
+class CallSite:
+    """A call inside a kernel; ``path`` is canonical when it resolves to Triton."""
+
+    path: str | None
+    name: str | None  # the literal dotted text of the callee (``print``, ``tl.sum``, ``helper``)
+    node: cst.Call
+    branches: tuple[Branch, ...]
+
+    @property
+    def tl_name(self) -> str | None:
+        """Name relative to ``triton.language`` (``sum``, ``math.exp``), or None."""
+        if self.path is not None and self.path.startswith(TL + "."):
+            return self.path[len(TL) + 1 :]
+        return None
+
+
+@dataclass
+class AutotuneConfig:
+    """One ``triton.Config({...}, num_warps=…)`` of an autotune decorator."""
+
+    node: cst.CSTNode
+    values: dict[str, cst.BaseExpression]  # meta-parameter -> expression
+    env: dict[str, Any]  # bindings of comprehension variables, when expanded
+
+
+@dataclass
+class Autotune:
+    node: cst.Call
+    configs: list[AutotuneConfig]
+    configs_resolved: bool  # False when configs come from a call or a name we cannot read
+    key: list[str]
+    reset_to_zero: list[str]
+    restore_value: list[str]
+
+
+@dataclass
+class ValueSource:
+    """Where a constexpr parameter gets a value: its default, a launch, or an autotune config."""
+
+    value: Any  # evaluated value, or UNKNOWN
+    node: cst.BaseExpression
+    top: cst.CSTNode  # the top-level statement holding ``node`` (for positions)
+    origin: Literal["default", "launch", "autotune", "heuristics"]
+
+
+@dataclass
+class LaunchSite:
+    """``kernel[grid](args...)`` in the same file."""
+
+    kernel_name: str
+    call: cst.Call
+    top: cst.CSTNode
+    grid: cst.BaseExpression
+    grid_dims: list[cst.BaseExpression] | None  # elements of the grid tuple, when resolvable
+    args: list[cst.BaseExpression]
+    keywords: dict[str, cst.BaseExpression]
+
+    def bound_arguments(self, kernel: Kernel) -> dict[str, cst.BaseExpression]:
+        """Parameter name -> argument expression, positional and keyword."""
+        bound: dict[str, cst.BaseExpression] = {}
+        for param, arg in zip(kernel.params, self.args, strict=False):
+            bound[param.name] = arg
+        bound.update({k: v for k, v in self.keywords.items() if k in kernel.params_by_name})
+        return bound
+
+
+@dataclass
+class Global:
+    name: str
+    node: cst.CSTNode
+    value: cst.BaseExpression | None
+    is_constexpr: bool
+
+
+class Kernel:
+    """One ``@triton.jit`` function and the facts rules need about it."""
+
+    def __init__(self, module: ModuleModel, node: cst.FunctionDef, top: cst.CSTNode) -> None:
+        self.module = module
+        self.node = node
+        self.top = top
+        self.name = node.name.value
+        self.jit_options: dict[str, cst.BaseExpression] = {}
+        self.autotune: Autotune | None = None
+        self.heuristics: dict[str, cst.BaseExpression] = {}
+        self.params: list[Param] = []
+        self.params_by_name: dict[str, Param] = {}
+        self.definitions: dict[str, list[Definition]] = {}
+        self.accesses: list[MemoryAccess] = []
+        self.calls: list[CallSite] = []
+        self._access_by_call: dict[int, MemoryAccess] = {}
+        self._provenance = ProvenanceAnalysis(self)
+
+    # -- queries -----------------------------------------------------------------------
+    def span(self, node: cst.CSTNode) -> Span:
+        return self.module.span(self.top, node)
+
+    def prov(self, node: cst.BaseExpression) -> Prov:
+        """Provenance flags of an expression inside this kernel."""
+        return self._provenance.of(node)
+
+    def name_prov(self, name: str) -> Prov:
+        return self._provenance.of_name(name)
+
+    def is_compile_time(self, node: cst.BaseExpression) -> bool:
+        """True when ``node`` is known at compile time (constexprs, literals, static shapes)."""
+        flags = self.prov(node)
+        return bool(flags) and not (flags & ~COMPILE_TIME)
+
+    def params_in(self, node: cst.BaseExpression) -> list[Param]:
+        """Parameters ``node`` reads, directly or through local definitions, in source order."""
+        found: dict[str, Param] = {}
+        seen: set[str] = set()
+        pending: list[cst.CSTNode] = [node]
+        while pending:
+            current = pending.pop()
+            if isinstance(current, cst.Name):
+                name = current.value
+                if name in seen:
+                    continue
+                seen.add(name)
+                if name in self.params_by_name:
+                    found[name] = self.params_by_name[name]
+                for definition in self.definitions.get(name, []):
+                    if definition.value is not None:
+                        pending.append(definition.value)
+            elif isinstance(current, cst.Attribute):
+                pending.append(current.value)
+            elif not isinstance(current, cst.Lambda):
+                pending.extend(current.children)
+        return sorted(found.values(), key=lambda p: p.index)
+
+    def access_for_call(self, call: cst.Call) -> MemoryAccess | None:
+        return self._access_by_call.get(id(call))
+
+    @property
+    def launches(self) -> list[LaunchSite]:
+        return [site for site in self.module.launches if site.kernel_name == self.name]
+
+    @property
+    def debug(self) -> bool:
+        """True for ``@triton.jit(debug=True)``."""
+        value = self.jit_options.get("debug")
+        return value is not None and evaluate(value) is True
+
+    def value_sources(self, param: str) -> list[ValueSource]:
+        """Every place in the file that gives constexpr ``param`` a value."""
+        sources: list[ValueSource] = []
+        found = self.params_by_name.get(param)
+        if found is not None and found.default is not None:
+            sources.append(ValueSource(evaluate(found.default), found.default, self.top, "default"))
+        if self.autotune is not None:
+            for config in self.autotune.configs:
+                if param in config.values:
+                    expr = config.values[param]
+                    sources.append(
+                        ValueSource(evaluate(expr, config.env), expr, self.top, "autotune")
+                    )
+        if param in self.heuristics:
+            sources.append(ValueSource(UNKNOWN, self.heuristics[param], self.top, "heuristics"))
+        for site in self.launches:
+            bound = site.bound_arguments(self)
+            if param in bound:
+                expr = bound[param]
+                sources.append(
+                    ValueSource(self.module.evaluate_at(site, expr), expr, site.top, "launch")
+                )
+        return sources
+
+    def calls_to(self, *tl_names: str) -> Iterator[CallSite]:
+        """Calls to the given ``triton.language`` functions (short names, e.g. ``"sum"``)."""
+        wanted = set(tl_names)
+        for call in self.calls:
+            name = call.tl_name
+            if name is not None and (name in wanted or name.rsplit(".", 1)[-1] in wanted):
+                yield call
+
+
+class ModuleModel:
+    """A parsed file: its aliases, kernels, globals and launch sites."""
+
+    def __init__(self, path: str, text: str, module: cst.Module) -> None:
+        self.path = path
+        self.text = text
+        self.module = module
+        self.lines = text.splitlines()
+        self.aliases = Aliases.from_module(module)
+        self.positions = Positions(module)
+        self.kernels: list[Kernel] = []
+        self.kernels_by_name: dict[str, Kernel] = {}
+        self.launches: list[LaunchSite] = []
+        self.globals: dict[str, Global] = {}
+        self.global_constexprs: set[str] = set()
+        self.imports: set[str] = set()
+        self.functions: dict[str, cst.FunctionDef] = {}  # non-jit functions defined in the file
+        self._host_values: dict[int, dict[str, cst.BaseExpression]] = {}
+
+    def span(self, top: cst.CSTNode, node: cst.CSTNode) -> Span:
+        return self.positions.span(top, node)
+
+    def evaluate_at(self, site: LaunchSite, expr: cst.BaseExpression) -> Any:
+        """Evaluate a launch argument, following simple local assignments in the host code."""
+        env = {
+            name: evaluate(value)
+            for name, value in self._host_values.get(id(site.call), {}).items()
+        }
+        env.update({g.name: evaluate(g.value) for g in self.globals.values() if g.value})
+        return evaluate(expr, {k: v for k, v in env.items() if v is not UNKNOWN})
+
+
+# -- building -------------------------------------------------------------------------------
+
+
+def build_module_model(path: str, text: str, module: cst.Module) -> ModuleModel:
+    """Build the model of one parsed file."""
+    model = ModuleModel(path, text, module)
+    for top in module.body:
+        _collect_top(model, top, top)
+    for kernel in model.kernels:
+        walker = _KernelWalker(kernel)
+        walker.walk_body(kernel.node.body)
+        walker.record_accesses()
+    if model.kernels:
+        finder = _LaunchFinder(model)
+        for top in module.body:
+            finder.top = top
+            top.visit(finder)
+    return model
+
+
+def _collect_top(model: ModuleModel, node: cst.CSTNode, top: cst.CSTNode) -> None:
+    """Find kernels, globals and functions in module-level code (through if/try/class)."""
+    if isinstance(node, cst.FunctionDef):
+        jit = _jit_decorator(model.aliases, node)
+        if jit is not None:
+            kernel = Kernel(model, node, top)
+            _read_decorators(kernel, node)
+            _read_params(kernel, node)
+            model.kernels.append(kernel)
+            model.kernels_by_name[kernel.name] = kernel
+        else:
+            model.functions.setdefault(node.name.value, node)
+            for child in _body_statements(node):
+                _collect_nested_kernels(model, child, top)
+        return
+    if isinstance(node, cst.ClassDef):
+        for child in _body_statements(node):
+            _collect_top(model, child, top)
+        return
+    if isinstance(node, (cst.If, cst.Try, cst.With)):
+        for child in _compound_children(node):
+            _collect_top(model, child, top)
+        return
+    if isinstance(node, cst.SimpleStatementLine):
+        for small in node.body:
+            _collect_global(model, small)
+
+
+def _collect_nested_kernels(model: ModuleModel, node: cst.CSTNode, top: cst.CSTNode) -> None:
+    """Kernels defined inside factory functions count too; their other locals don't."""
+    if isinstance(node, cst.FunctionDef):
+        if _jit_decorator(model.aliases, node) is not None:
+            _collect_top(model, node, top)
+        return
+    if isinstance(node, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
+        for child in _compound_children(node):
+            _collect_nested_kernels(model, child, top)
+
+
+def _body_statements(node: cst.FunctionDef | cst.ClassDef) -> list[cst.CSTNode]:
+    body = node.body
+    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+
+
+def _compound_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    blocks: list[cst.BaseSuite | None] = [getattr(node, "body", None)]
+    orelse = getattr(node, "orelse", None)
+    while orelse is not None:
+        if isinstance(orelse, cst.If):
+            blocks.append(orelse.body)
+            orelse = orelse.orelse
+        else:
+            blocks.append(orelse.body)
+            orelse = None
+    for handler in getattr(node, "handlers", ()):
+        blocks.append(handler.body)
+    final = getattr(node, "finalbody", None)
+    if final is not None:
+        blocks.append(final.body)
+    for block in blocks:
+        if isinstance(block, cst.IndentedBlock):
+            yield from block.body
+        elif isinstance(block, cst.SimpleStatementSuite):
+            yield from ()
+
+
+def _collect_global(model: ModuleModel, small: cst.BaseSmallStatement) -> None:
+    if isinstance(small, (cst.Import, cst.ImportFrom)):
+        names = small.names
+        if isinstance(names, cst.ImportStar):
+            return
+        for alias in names:
+            local = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
+            model.imports.add(local)
+        return
+    targets: list[cst.BaseExpression] = []
+    value: cst.BaseExpression | None = None
+    annotation: cst.BaseExpression | None = None
+    if isinstance(small, cst.Assign):
+        targets = [t.target for t in small.targets]
+        value = small.value
+    elif isinstance(small, cst.AnnAssign):
+        targets = [small.target]
+        value = small.value
+        annotation = small.annotation.annotation
+    for target in targets:
+        if not isinstance(target, cst.Name):
+            continue
+        is_constexpr = False
+        if annotation is not None and model.aliases.resolve(annotation) == f"{TL}.constexpr":
+            is_constexpr = True
+        if isinstance(value, cst.Call) and model.aliases.resolve(value.func) in (
+            f"{TL}.constexpr",
+            f"{TL}.core.constexpr",
+        ):
+            is_constexpr = True
+        model.globals[target.value] = Global(target.value, small, value, is_constexpr)
+        if is_constexpr:
+            model.global_constexprs.add(target.value)
+
+
+def _decorator_path(
+    aliases: Aliases, decorator: cst.Decorator
+) -> tuple[str | None, cst.Call | None]:
+    expr = decorator.decorator
+    if isinstance(expr, cst.Call):
+        return aliases.resolve(expr.func), expr
+    return aliases.resolve(expr), None
+
+
+_JIT_PATHS = {
+    "triton.jit",
+    "triton.runtime.jit",
+    "triton.runtime.jit.jit",
+}
+
+
+def _jit_decorator(aliases: Aliases, node: cst.FunctionDef) -> cst.Decorator | None:
+    for decorator in node.decorators:
+        path, _ = _decorator_path(aliases, decorator)
+        if path in _JIT_PATHS:
+            return decorator
+    return None
+
+
+def _kwargs(call: cst.Call) -> dict[str, cst.BaseExpression]:
+    return {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+
+
+def _string_list(expr: cst.BaseExpression | None) -> list[str]:
+    value = evaluate(expr) if expr is not None else UNKNOWN
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def _read_decorators(kernel: Kernel, node: cst.FunctionDef) -> None:
+    aliases = kernel.module.aliases
+    for decorator in node.decorators:
+        path, call = _decorator_path(aliases, decorator)
+        if call is None:
+            continue
+        if path in _JIT_PATHS:
+            kernel.jit_options = _kwargs(call)
+        elif path == "triton.autotune":
+            kernel.autotune = _read_autotune(kernel.module, call)
+        elif path == "triton.heuristics":
+            values = _kwargs(call).get("values") or (call.args[0].value if call.args else None)
+            if isinstance(values, cst.Dict):
+                for element in values.elements:
+                    if isinstance(element, cst.DictElement):
+                        key = evaluate(element.key)
+                        if isinstance(key, str):
+                            kernel.heuristics[key] = element.value
+
+
+def _read_autotune(model: ModuleModel, call: cst.Call) -> Autotune:
+    kwargs = _kwargs(call)
+    configs_expr = kwargs.get("configs") or (call.args[0].value if call.args else None)
+    key_expr = kwargs.get("key") or (call.args[1].value if len(call.args) > 1 else None)
+    if isinstance(configs_expr, cst.Name) and configs_expr.value in model.globals:
+        configs_expr = model.globals[configs_expr.value].value
+    configs, resolved = _read_configs(model, configs_expr)
+    return Autotune(
+        node=call,
+        configs=configs,
+        configs_resolved=resolved,
+        key=_string_list(key_expr),
+        reset_to_zero=_string_list(kwargs.get("reset_to_zero")),
+        restore_value=_string_list(kwargs.get("restore_value")),
+    )
+
+
+def _read_configs(
+    model: ModuleModel, expr: cst.BaseExpression | None
+) -> tuple[list[AutotuneConfig], bool]:
+    if isinstance(expr, cst.List | cst.Tuple):
+        configs: list[AutotuneConfig] = []
+        resolved = True
+        for element in expr.elements:
+            config = _read_config(model, element.value, {})
+            if config is None:
+                resolved = False
+            else:
+                configs.append(config)
+        return configs, resolved
+    if isinstance(expr, cst.ListComp):
+        return _expand_comprehension(model, expr)
+    return [], False
+
+
+def _expand_comprehension(
+    model: ModuleModel, comp: cst.ListComp
+) -> tuple[list[AutotuneConfig], bool]:
+    """Expand ``[Config({...}) for a in [..] for b in [..] if ...]`` over literal lists."""
+    envs: list[dict[str, Any]] = [{}]
+    clause: cst.CompFor | None = comp.for_in
+    while clause is not None:
+        values = evaluate(clause.iter)
+        if not isinstance(values, list) or not isinstance(clause.target, cst.Name):
+            return [], False
+        envs = [{**env, clause.target.value: v} for env in envs for v in values]
+        for condition in clause.ifs:
+            envs = [env for env in envs if evaluate(condition.test, env) is True]
+        clause = clause.inner_for_in
+    configs = []
+    for env in envs[:512]:
+        config = _read_config(model, comp.elt, env)
+        if config is None:
+            return [], False
+        configs.append(config)
+    return configs, True
+
+
+def _read_config(
+    model: ModuleModel, expr: cst.BaseExpression, env: dict[str, Any]
+) -> AutotuneConfig | None:
+    if not isinstance(expr, cst.Call) or model.aliases.resolve(expr.func) != "triton.Config":
+        return None
+    mapping = expr.args[0].value if expr.args else _kwargs(expr).get("kwargs")
+    if not isinstance(mapping, cst.Dict):
+        return None
+    values: dict[str, cst.BaseExpression] = {}
+    for element in mapping.elements:
+        if isinstance(element, cst.DictElement):
+            key = evaluate(element.key, env)
+            if isinstance(key, str):
+                values[key] = element.value
+    return AutotuneConfig(node=expr, values=values, env=env)
+
+
+def _read_params(kernel: Kernel, node: cst.FunctionDef) -> None:
+    aliases = kernel.module.aliases
+    params = [
+        *node.params.posonly_params,
+        *node.params.params,
+        *node.params.kwonly_params,
+    ]
+    for index, param in enumerate(params):
+        annotation = None
+        if param.annotation is not None:
+            ann = param.annotation.annotation
+            if isinstance(ann, cst.SimpleString):
+                text = ann.evaluated_value
+                annotation = (
+                    aliases.resolve(cst.parse_expression(text)) if isinstance(text, str) else None
+                )
+            else:
+                annotation = aliases.resolve(ann)
+        is_constexpr = annotation in (f"{TL}.constexpr", f"{TL}.core.constexpr")
+        entry = Param(param.name.value, index, param, annotation, is_constexpr, param.default)
+        kernel.params.append(entry)
+        kernel.params_by_name[entry.name] = entry
+
+
+class _KernelWalker:
+    """Walks a kernel body once, recording definitions, calls and memory accesses."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.branches: tuple[Branch, ...] = ()
+        self.order = 0
+
+    def walk_body(self, suite: cst.BaseSuite) -> None:
+        self._walk(suite)
+
+    def _define(
+        self,
+        target: cst.BaseExpression,
+        node: cst.CSTNode,
+        value: cst.BaseExpression | None,
+        kind: Literal["assign", "augassign", "for", "unpack", "walrus"],
+    ) -> None:
+        if isinstance(target, cst.Name):
+            self.order += 1
+            definition = Definition(target.value, node, value, kind, self.branches, self.order)
+            self.kernel.definitions.setdefault(target.value, []).append(definition)
+        elif isinstance(target, cst.Tuple | cst.List):
+            elements = [el.value for el in target.elements]
+            values: list[cst.BaseExpression | None]
+            if isinstance(value, cst.Tuple | cst.List) and len(value.elements) == len(elements):
+                values = [el.value for el in value.elements]
+            else:
+                values = [value] * len(elements)
+            for element, element_value in zip(elements, values, strict=True):
+                if isinstance(element, cst.StarredElement):
+                    element = element.value
+                self._define(element, node, element_value, "unpack" if kind != "for" else kind)
+
+    def _walk(self, node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return  # unsupported inside kernels (TL204); their names are not kernel locals
+        if isinstance(node, cst.If):
+            self._walk(node.test)
+            self._walk_arm(node, "body", node.body)
+            if node.orelse is not None:
+                self._walk_arm(node, "orelse", node.orelse)
+            return
+        if isinstance(node, cst.IfExp):
+            self._walk(node.test)
+            self._walk_arm(node, "body", node.body)
+            self._walk_arm(node, "orelse", node.orelse)
+            return
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._define(target.target, node, node.value, "assign")
+        elif isinstance(node, cst.AnnAssign) and node.value is not None:
+            self._define(node.target, node, node.value, "assign")
+        elif isinstance(node, cst.AugAssign):
+            self._define(node.target, node, node.value, "augassign")
+        elif isinstance(node, cst.For):
+            self._define(node.target, node, node.iter, "for")
+        elif isinstance(node, cst.NamedExpr):
+            self._define(node.target, node, node.value, "walrus")
+        elif isinstance(node, cst.Call):
+            self._record_call(node)
+        for child in node.children:
+            self._walk(child)
+
+    def _walk_arm(
+        self,
+        node: cst.If | cst.IfExp,
+        arm: Literal["body", "orelse"],
+        child: cst.CSTNode,
+    ) -> None:
+        saved = self.branches
+        self.branches = (*saved, Branch(node, arm))
+        self._walk(child)
+        self.branches = saved
+
+    def _record_call(self, call: cst.Call) -> None:
+        kernel = self.kernel
+        path = kernel.module.aliases.resolve(call.func)
+        name = dotted_name(call.func)
+        kernel.calls.append(CallSite(path, name, call, self.branches))
+
+    def record_accesses(self) -> None:
+        """Classify calls as memory accesses once every definition is known.
+
+        ``tl.*`` accesses come first: descriptor accesses are recognised through provenance,
+        which itself asks whether a load is masked.
+        """
+        kernel = self.kernel
+        for site in kernel.calls:
+            access = self._tl_access(site)
+            if access is not None:
+                kernel.accesses.append(access)
+                kernel._access_by_call[id(site.node)] = access
+        for site in kernel.calls:
+            if id(site.node) not in kernel._access_by_call:
+                access = self._descriptor_method_access(site)
+                if access is not None:
+                    kernel.accesses.append(access)
+                    kernel._access_by_call[id(site.node)] = access
+
+    def _tl_access(self, site: CallSite) -> MemoryAccess | None:
+        call = site.node
+        tl_name = site.tl_name
+        if tl_name in ("load", "store") or (tl_name in ATOMIC_OPS):
+            assert tl_name is not None
+            names = {
+                "load": _LOAD_PARAMS,
+                "store": _STORE_PARAMS,
+                "atomic_cas": _ATOMIC_CAS_PARAMS,
+            }.get(tl_name, _ATOMIC_PARAMS)
+            args = _bind(call, names)
+            kind: AccessKind = (
+                "load" if tl_name == "load" else "store" if tl_name == "store" else "atomic"
+            )
+            return MemoryAccess(
+                kind=kind,
+                op=tl_name,
+                call=call,
+                pointer=args.get("pointer"),
+                value=args.get("value") or args.get("val"),
+                mask=_real(args.get("mask")),
+                other=_real(args.get("other")),
+                boundary_check=args.get("boundary_check"),
+                branches=site.branches,
+            )
+        if tl_name in ("load_tensor_descriptor", "store_tensor_descriptor"):
+            kind = "load" if tl_name.startswith("load") else "store"
+            return _descriptor_access(site, kind, f"descriptor.{kind}")
+        return None
+
+    def _descriptor_method_access(self, site: CallSite) -> MemoryAccess | None:
+        func = site.node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _DESCRIPTOR_METHODS:
+            return None
+        if Prov.DESCRIPTOR not in self.kernel.prov(func.value):
+            return None
+        method = func.attr.value
+        return _descriptor_access(site, _DESCRIPTOR_METHODS[method], f"descriptor.{method}")
+
+
+_DESCRIPTOR_METHODS: dict[str, AccessKind] = {
+    "load": "load",
+    "gather": "load",
+    "store": "store",
+    "scatter": "store",
+    "atomic_add": "atomic",
+}
+
+
+def _descriptor_access(site: CallSite, kind: AccessKind, op: str) -> MemoryAccess:
+    """Tensor-descriptor accesses are bounds-checked by the hardware copy engine."""
+    return MemoryAccess(
+        kind=kind,
+        op=op,
+        call=site.node,
+        pointer=None,
+        value=None,
+        mask=None,
+        other=None,
+        boundary_check=None,
+        branches=site.branches,
+        via_descriptor=True,
+    )
+
+
+def _bind(call: cst.Call, names: tuple[str, ...]) -> dict[str, cst.BaseExpression]:
+    bound: dict[str, cst.BaseExpression] = {}
+    position = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            bound[arg.keyword.value] = arg.value
+        elif not arg.star and position < len(names):
+            bound[names[position]] = arg.value
+            position += 1
+    return bound
+
+
+def _real(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """``mask=None`` is the same as no mask."""
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return None
+    return expr
+
+
+class _LaunchFinder(cst.CSTVisitor):
+    """Finds ``kernel[grid](...)`` launches of this file's kernels, with their grids."""
+
+    def __init__(self, model: ModuleModel) -> None:
+        self.model = model
+        self.top: cst.CSTNode = model.module
+        self.scopes: list[dict[str, cst.BaseExpression]] = [{}]
+        self.function_defs: list[dict[str, cst.FunctionDef]] = [{}]
+        self.kernel_nodes = {id(k.node) for k in model.kernels}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if id(node) in self.kernel_nodes:
+            return False  # kernels launch nothing; skip their bodies
+        self.function_defs[-1][node.name.value] = node
+        self.scopes.append(dict(_simple_assignments(node)))
+        self.function_defs.append({})
+        return True
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if id(original_node) not in self.kernel_nodes:
+            self.scopes.pop()
+            self.function_defs.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Subscript) or len(func.slice) != 1:
+            return
+        name = dotted_name(func.value)
+        if name is None:
+            return
+        short = name.rsplit(".", 1)[-1]
+        if short not in self.model.kernels_by_name:
+            return
+        slice_value = func.slice[0].slice
+        if not isinstance(slice_value, cst.Index):
+            return
+        grid = slice_value.value
+        site = LaunchSite(
+            kernel_name=short,
+            call=node,
+            top=self.top,
+            grid=grid,
+            grid_dims=self._grid_dims(grid),
+            args=[a.value for a in node.args if a.keyword is None and not a.star],
+            keywords={a.keyword.value: a.value for a in node.args if a.keyword is not None},
+        )
+        self.model.launches.append(site)
+        self.model._host_values[id(node)] = dict(self.scopes[-1])
+
+    def _grid_dims(self, grid: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        seen = 0
+        while isinstance(grid, cst.Name) and seen < 4:
+            seen += 1
+            if grid.value in self.scopes[-1]:
+                grid = self.scopes[-1][grid.value]
+            elif grid.value in self.function_defs[-1]:
+                returned = _returned_value(self.function_defs[-1][grid.value])
+                if returned is None:
+                    return None
+                grid = returned
+            else:
+                return None
+        if isinstance(grid, cst.Lambda):
+            grid = grid.body
+        if isinstance(grid, cst.Tuple | cst.List):
+            return [el.value for el in grid.elements]
+        return None
+
+
+def _simple_assignments(
+    node: cst.FunctionDef,
+) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """``name = value`` statements directly in a host function body (last one wins)."""
+    body = node.body
+    if not isinstance(body, cst.IndentedBlock):
+        return
+    for stmt in body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name):
+                        yield target.value, small.value
+
+
+def _returned_value(node: cst.FunctionDef) -> cst.BaseExpression | None:
+    body = node.body
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    for stmt in body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Return):
+                    return small.value
+    return None

@@ -1,0 +1,262 @@
+"""Value provenance: where the values flowing into an expression come from.
+
+Rules ask questions such as "does this pointer offset derive from ``tl.arange``?", "is this
+index derived from ``program_id`` or loaded from memory?", "was it widened to int64?", "is
+this expression known at compile time?". The answers are flags computed once per expression
+and cached. The analysis is flow-insensitive: a name's provenance is the union over all its
+assignments in the kernel (loops reassign pointers and offsets, so a union is what is true
+on some iteration).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from triton_lint.model.names import TL
+
+if TYPE_CHECKING:
+    from triton_lint.model.kernel import Kernel
+
+
+class Prov(enum.Flag):
+    """Facts about the origin of a value."""
+
+    NONE = 0
+    LITERAL = enum.auto()  # a Python literal
+    CONSTEXPR = enum.auto()  # a tl.constexpr parameter or global, or a static property (x.shape)
+    RUNTIME = enum.auto()  # a runtime scalar parameter (sizes, strides, pointers)
+    ARANGE = enum.auto()  # lane offsets from tl.arange that may run past the end
+    WRAPPED = enum.auto()  # arange lanes wrapped by `%` or clamped by `minimum`: in range
+    PROGRAM_ID = enum.auto()  # derived from tl.program_id
+    LOADED = enum.auto()  # loaded from memory
+    MASKED = enum.auto()  # loaded with a mask (masked-off lanes hold `other` or undefined)
+    WIDENED = enum.auto()  # cast to a 64-bit integer type
+    LOOP = enum.auto()  # a loop induction variable
+    TENSOR = enum.auto()  # a tensor produced by a tl.* call
+    BLOCK_PTR = enum.auto()  # a block pointer (tl.make_block_ptr / tl.advance)
+    DESCRIPTOR = enum.auto()  # a tensor descriptor
+    GLOBAL = enum.auto()  # a module-level name
+    CALL = enum.auto()  # the result of calling a non-Triton function (e.g. a jit helper)
+    UNKNOWN = enum.auto()  # a name with no visible definition
+
+
+COMPILE_TIME = Prov.LITERAL | Prov.CONSTEXPR
+WIDE_TYPES = {"int64", "uint64"}
+
+# tl.* calls whose result is compile-time when their arguments are.
+_CONSTEXPR_FUNCS = {
+    "cdiv",
+    "constexpr",
+    "next_power_of_2",
+    "minimum",
+    "maximum",
+    "static_range",
+}
+# Value hints that pass their first argument through unchanged.
+_PASSTHROUGH = {"multiple_of", "max_contiguous", "max_constancy", "assume"}
+# Static attributes of tensors and dtypes.
+_STATIC_ATTRS = {
+    "shape",
+    "dtype",
+    "element_ty",
+    "numel",
+    "type",
+    "primitive_bitwidth",
+    "ndim",
+}
+_BUILTIN_PASSTHROUGH = {"min", "max", "int", "float", "bool", "abs", "len", "round"}
+
+
+def is_wide_dtype(path: str | None) -> bool:
+    """True for ``tl.int64``/``tl.uint64`` (any spelling that resolves there)."""
+    return path is not None and path.startswith(TL + ".") and path.rsplit(".", 1)[1] in WIDE_TYPES
+
+
+class ProvenanceAnalysis:
+    """Computes and caches provenance flags for expressions of one kernel."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
+        self._expr_cache: dict[int, Prov] = {}
+        self._name_cache: dict[str, Prov] = {}
+        self._in_progress: set[str] = set()
+        # In-progress names reached again through a loop-carried cycle: results computed
+        # while such a cycle is open are partial and must not be cached.
+        self._cycle_hits: set[str] = set()
+
+    def of_name(self, name: str) -> Prov:
+        if name in self._name_cache:
+            return self._name_cache[name]
+        kernel = self._kernel
+        param = kernel.params_by_name.get(name)
+        definitions = kernel.definitions.get(name, [])
+        if param is not None and not definitions:
+            flags = Prov.CONSTEXPR if param.is_constexpr else Prov.RUNTIME
+        elif definitions:
+            if name in self._in_progress:
+                self._cycle_hits.add(name)
+                return Prov.NONE  # a loop-carried cycle: other definitions supply the facts
+            self._in_progress.add(name)
+            flags = Prov.RUNTIME if param is not None and not param.is_constexpr else Prov.NONE
+            if param is not None and param.is_constexpr:
+                flags |= Prov.CONSTEXPR
+            for definition in definitions:
+                flags |= definition.provenance(self)
+            self._in_progress.discard(name)
+            self._cycle_hits.discard(name)
+        elif name in kernel.module.global_constexprs:
+            flags = Prov.CONSTEXPR | Prov.GLOBAL
+        elif name in kernel.module.globals:
+            flags = Prov.GLOBAL
+        else:
+            flags = Prov.UNKNOWN
+        if not self._cycle_hits:
+            self._name_cache[name] = flags
+        return flags
+
+    def of(self, node: cst.BaseExpression) -> Prov:
+        key = id(node)
+        cached = self._expr_cache.get(key)
+        if cached is not None:
+            return cached
+        flags = self._compute(node)
+        if not self._cycle_hits:
+            self._expr_cache[key] = flags
+        return flags
+
+    def _union(self, nodes: list[cst.BaseExpression]) -> Prov:
+        flags = Prov.NONE
+        for node in nodes:
+            flags |= self.of(node)
+        return flags
+
+    def _compute(self, node: cst.BaseExpression) -> Prov:
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+            return Prov.LITERAL
+        if isinstance(node, cst.ConcatenatedString | cst.FormattedString):
+            return Prov.LITERAL
+        if isinstance(node, cst.Name):
+            if node.value in ("None", "True", "False"):
+                return Prov.LITERAL
+            return self.of_name(node.value)
+        if isinstance(node, cst.Attribute):
+            return self._attribute(node)
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        if isinstance(node, cst.BinaryOperation):
+            left = self.of(node.left)
+            if isinstance(node.operator, cst.Modulo) and Prov.ARANGE in left:
+                return _wrapped(left) | self.of(node.right)
+            return left | self.of(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return self.of(node.expression)
+        if isinstance(node, cst.BooleanOperation):
+            return self.of(node.left) | self.of(node.right)
+        if isinstance(node, cst.Comparison):
+            return self._union([node.left, *(c.comparator for c in node.comparisons)])
+        if isinstance(node, cst.Subscript):
+            return self._subscript(node)
+        if isinstance(node, cst.IfExp):
+            return self.of(node.body) | self.of(node.orelse)
+        if isinstance(node, cst.Tuple | cst.List):
+            return self._union([el.value for el in node.elements])
+        if isinstance(node, cst.NamedExpr):
+            return self.of(node.value)
+        return Prov.NONE
+
+    def _attribute(self, node: cst.Attribute) -> Prov:
+        if node.attr.value in _STATIC_ATTRS:
+            return Prov.CONSTEXPR
+        path = self._kernel.module.aliases.resolve(node)
+        if path is not None and path.startswith("triton"):
+            return Prov.CONSTEXPR  # tl.float32, tl.int64, ...
+        if node.attr.value == "T":
+            return self.of(node.value)
+        return self.of(node.value)
+
+    def _subscript(self, node: cst.Subscript) -> Prov:
+        flags = self.of(node.value)
+        if Prov.CONSTEXPR in flags and isinstance(node.value, cst.Attribute):
+            return Prov.CONSTEXPR  # x.shape[0]
+        return flags
+
+    def _call(self, node: cst.Call) -> Prov:
+        kernel = self._kernel
+        path = kernel.module.aliases.resolve(node.func)
+        args = [arg.value for arg in node.args]
+        if path is not None and path.startswith(TL + "."):
+            return self._tl_call(node, path[len(TL) + 1 :], args)
+        if path is not None and path.startswith("triton."):
+            return self._union(args) or Prov.CONSTEXPR  # triton.cdiv and friends
+        if isinstance(node.func, cst.Attribute):
+            return self._method_call(node, node.func, args)
+        if isinstance(node.func, cst.Name) and node.func.value in _BUILTIN_PASSTHROUGH:
+            return self._union(args)
+        return self._union(args) | Prov.CALL
+
+    def _tl_call(self, node: cst.Call, name: str, args: list[cst.BaseExpression]) -> Prov:
+        short = name.rsplit(".", 1)[-1]
+        if short == "arange":
+            return Prov.ARANGE | Prov.TENSOR
+        if short == "program_id":
+            return Prov.PROGRAM_ID
+        if short == "num_programs":
+            return Prov.RUNTIME
+        if short == "load":
+            access = self._kernel.access_for_call(node)
+            flags = Prov.LOADED | Prov.TENSOR
+            if args:
+                flags |= self.of(args[0]) & (Prov.ARANGE | Prov.WRAPPED)
+            if access is not None and access.mask is not None:
+                flags |= Prov.MASKED
+            return flags
+        if short in ("make_block_ptr", "advance"):
+            return Prov.BLOCK_PTR
+        if short in ("make_tensor_descriptor", "load_tensor_descriptor"):
+            return Prov.DESCRIPTOR
+        if short == "cast":
+            dtype = node.args[1].value if len(node.args) > 1 else _keyword(node, "dtype")
+            flags = self.of(args[0]) if args else Prov.NONE
+            if dtype is not None and is_wide_dtype(self._kernel.module.aliases.resolve(dtype)):
+                flags |= Prov.WIDENED
+            return flags
+        if short in _PASSTHROUGH:
+            return self.of(args[0]) if args else Prov.NONE
+        if short in ("minimum", "clamp") and args and Prov.ARANGE in self.of(args[0]):
+            return _wrapped(self.of(args[0])) | self._union(args[1:])
+        if short == "where" and len(args) == 3:
+            return self.of(args[1]) | self.of(args[2]) | Prov.TENSOR
+        if short in _CONSTEXPR_FUNCS:
+            return self._union(args)
+        if short in ("zeros", "full", "zeros_like", "full_like", "empty"):
+            return Prov.TENSOR | (self._union(args[1:2]) if short == "full" else Prov.NONE)
+        return self._union(args) | Prov.TENSOR
+
+    def _method_call(
+        self, node: cst.Call, func: cst.Attribute, args: list[cst.BaseExpression]
+    ) -> Prov:
+        receiver = self.of(func.value)
+        method = func.attr.value
+        if method in ("to", "cast"):
+            dtype = args[0] if args else _keyword(node, "dtype")
+            if dtype is not None and is_wide_dtype(self._kernel.module.aliases.resolve(dtype)):
+                return receiver | Prov.WIDENED
+            return receiver
+        if method in ("load", "gather") and Prov.DESCRIPTOR in receiver:
+            return Prov.LOADED | Prov.TENSOR
+        return receiver | self._union(args)
+
+
+def _wrapped(flags: Prov) -> Prov:
+    """Lanes reduced modulo a size (or clamped) can no longer run past the end."""
+    return (flags & ~Prov.ARANGE) | Prov.WRAPPED
+
+
+def _keyword(node: cst.Call, name: str) -> cst.BaseExpression | None:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None

@@ -1,0 +1,17 @@
+"""Output formats. Each reporter turns a `RunResult` into the text written to the output."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from triton_lint.reporters.json_format import render_json
+from triton_lint.reporters.text import render_text
+from triton_lint.run import RunResult
+
+Reporter = Callable[[RunResult, bool], str]
+
+#: format name -> render(result, statistics) -> text
+REPORTERS: dict[str, Reporter] = {
+    "text": render_text,
+    "json": render_json,
+}

@@ -1,0 +1,74 @@
+"""What a rule is: its documentation, its defaults and its check.
+
+A rule module defines one subclass of `Rule`. Everything the docs (`triton-lint rule CODE`,
+`rules/CODE.md`, SARIF rule metadata) say about a rule comes from these attributes, and the
+examples are run as tests: the ``bad`` example must produce the rule's code on every line
+marked ``# <- CODE`` and nowhere else, the ``good`` example must produce nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import ClassVar
+
+import libcst as cst
+
+from triton_lint.finding import Category, Finding, Severity, Span
+from triton_lint.model.kernel import Kernel, ModuleModel
+
+
+class Rule:
+    """Base class of every static rule; subclasses set the metadata and implement `check`."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    category: ClassVar[Category]
+    severity: ClassVar[Severity]
+    default_enabled: ClassVar[bool] = True
+    summary: ClassVar[str]
+    rationale: ClassVar[str]
+    fix: ClassVar[str]
+    bad: ClassVar[str]
+    good: ClassVar[str]
+    #: How reliable the rule is, for SARIF consumers: very-high, high, medium or low.
+    precision: ClassVar[str] = "high"
+
+    def check(self, module: ModuleModel) -> Iterator[Finding]:
+        """Yield findings for one file; the default visits each kernel."""
+        for kernel in module.kernels:
+            yield from self.check_kernel(kernel)
+
+    def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        return iter(())
+
+    def finding(
+        self,
+        kernel: Kernel,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        top: cst.CSTNode | None = None,
+        severity: Severity | None = None,
+    ) -> Finding:
+        """A finding at ``node``; ``top`` is needed for nodes outside the kernel (launches)."""
+        span = kernel.module.span(top, node) if top is not None else kernel.span(node)
+        return self.finding_at(kernel.module.path, span, message, kernel.name, severity)
+
+    def finding_at(
+        self,
+        path: str,
+        span: Span,
+        message: str,
+        kernel: str | None = None,
+        severity: Severity | None = None,
+    ) -> Finding:
+        return Finding(
+            path=path,
+            span=span,
+            code=self.code,
+            name=self.name,
+            severity=severity or self.severity,
+            category=self.category,
+            message=message,
+            kernel=kernel,
+        )

@@ -1,0 +1,127 @@
+"""TL204: Python that Triton's code generator rejects inside a kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.kernel import Kernel
+from triton_lint.rules.base import Rule
+
+_STATEMENTS: dict[type, str] = {
+    cst.Break: "`break`",
+    cst.Continue: "`continue`",
+    cst.Try: "`try`",
+    cst.TryStar: "`try`",
+    cst.Raise: "`raise`",
+    cst.Global: "`global`",
+    cst.Nonlocal: "`nonlocal`",
+    cst.With: "`with`",
+    cst.Lambda: "`lambda`",
+    cst.FunctionDef: "a nested `def`",
+    cst.ClassDef: "a nested `class`",
+    cst.Yield: "`yield`",
+    cst.Await: "`await`",
+}
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+class UnsupportedConstruct(Rule):
+    code = "TL204"
+    name = "unsupported-construct"
+    category = Category.CORRECTNESS
+    severity = Severity.ERROR
+    summary = "Python construct that Triton cannot compile inside a kernel"
+    rationale = """\
+A `@triton.jit` function is not run by Python: Triton's code generator translates its syntax
+tree, and it rejects many statements (`break`, `continue`, `try`, `raise`, `lambda`, nested
+functions and classes, `return` inside a loop, `global`/`nonlocal`, `yield`, `with`), item and
+attribute assignment (tensors are immutable values) and nested comprehensions. The error only
+appears at the first launch, often on a GPU machine in CI; this rule reports it at the line."""
+    fix = """\
+Rewrite without the construct: carry a flag instead of `break`/`continue`, compute a new
+tensor with `tl.where(cond, new, old)` instead of `x[i] = v`, move helpers to their own
+`@triton.jit` function, and report errors with `tl.device_assert` / `tl.static_assert`."""
+    bad = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def first_nonzero(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    for start in range(0, n, BLOCK):
+        x = tl.load(x_ptr + start + offs, mask=start + offs < n, other=0)
+        if tl.max(x, axis=0) > 0:
+            break  # <- TL204
+    acc = tl.zeros((BLOCK,), dtype=tl.int32)
+    acc[0] = 1  # <- TL204
+    tl.store(out_ptr + offs, acc)
+"""
+    good = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def count_nonzero(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.int32)
+    for start in range(0, n, BLOCK):
+        x = tl.load(x_ptr + start + offs, mask=start + offs < n, other=0)
+        acc += tl.where(x != 0, 1, 0)
+    tl.store(out_ptr + offs, acc)
+"""
+
+    def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        visitor = _Finder()
+        kernel.node.body.visit(visitor)
+        for node, what in visitor.found:
+            yield self.finding(
+                kernel, node, f"{what} is not supported inside a Triton kernel: it fails to compile"
+            )
+
+
+class _Finder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[tuple[cst.CSTNode, str]] = []
+        self.loop_depth = 0
+        self.comprehension_depth = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        what = _STATEMENTS.get(type(node))
+        if what is not None:
+            self.found.append((node, what))
+            return not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+        if isinstance(node, (cst.For, cst.While)):
+            self.loop_depth += 1
+        elif isinstance(node, cst.Return) and self.loop_depth:
+            self.found.append((node, "`return` inside a loop"))
+        elif isinstance(node, _COMPREHENSIONS):
+            if self.comprehension_depth or _has_nested_for(node):
+                self.found.append((node, "a nested comprehension"))
+                return False
+            self.comprehension_depth += 1
+        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = (
+                [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            )
+            for target in targets:
+                if isinstance(target, cst.Subscript):
+                    self.found.append((node, "item assignment (`x[i] = ...`)"))
+                elif isinstance(target, cst.Attribute):
+                    self.found.append((node, "attribute assignment (`x.attr = ...`)"))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, (cst.For, cst.While)):
+            self.loop_depth -= 1
+        elif isinstance(original_node, _COMPREHENSIONS) and self.comprehension_depth:
+            self.comprehension_depth -= 1
+
+
+def _has_nested_for(node: cst.CSTNode) -> bool:
+    for_in = getattr(node, "for_in", None)
+    return for_in is not None and for_in.inner_for_in is not None

@@ -1,0 +1,124 @@
+"""A whole lint run: resolve files and per-file settings, lint each, collect results."""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from triton_lint.config import Config, config_for_directory
+from triton_lint.discovery import is_excluded, iter_python_files
+from triton_lint.engine import FileResult, lint_bytes
+from triton_lint.finding import Finding
+from triton_lint.rules.base import Rule
+from triton_lint.selection import Layer, expand, resolve, rules_for
+
+
+@dataclass
+class RunOptions:
+    """What the command line asked for; config files fill in the rest per file."""
+
+    cli_layer: Layer = field(default_factory=Layer)
+    config: Config | None = None  # --config FILE: used for every file
+    isolated: bool = False  # --isolated: ignore every configuration file
+    target_version: str | None = None
+
+
+@dataclass
+class RunResult:
+    findings: list[Finding] = field(default_factory=list)
+    files_checked: int = 0
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    warnings: list[str] = field(default_factory=list)
+    crashes: list[str] = field(default_factory=list)
+    files: list[FileResult] = field(default_factory=list)
+
+
+class Runner:
+    """Lints files with the rules each file's configuration selects."""
+
+    def __init__(self, options: RunOptions) -> None:
+        self.options = options
+        self._rules_cache: dict[tuple[Config, str], list[Rule]] = {}
+        self.result = RunResult()
+
+    def config_for(self, directory: Path) -> Config:
+        if self.options.isolated:
+            return Config(root=Path.cwd())
+        if self.options.config is not None:
+            return self.options.config
+        return config_for_directory(directory.resolve())
+
+    def rules_for_file(self, path: Path, config: Config) -> list[Rule]:
+        relative = _relative(path, config.root)
+        ignored: list[str] = []
+        for pattern, codes in config.per_file_ignores:
+            if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern):
+                ignored.extend(codes)
+        key = (config, ",".join(sorted(ignored)))
+        if key not in self._rules_cache:
+            layers = [
+                Layer(config.select, config.extend_select, config.ignore),
+                self.options.cli_layer,
+            ]
+            codes = resolve(layers) - expand(ignored)
+            self._rules_cache[key] = rules_for(codes)
+        return self._rules_cache[key]
+
+    def collect(self, paths: list[Path]) -> list[Path]:
+        files: list[Path] = []
+        for path in paths:
+            if path.is_dir():
+                root_config = self.config_for(path)
+                if path != Path(".") and is_excluded(path, root_config):
+                    continue
+                files.extend(iter_python_files(path, self.config_for))
+            elif path.exists():
+                files.append(path)  # explicit files are always linted
+            else:
+                self.result.unreadable.append((str(path), "no such file or directory"))
+        return list(dict.fromkeys(files))
+
+    def lint_path(self, path: Path) -> None:
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            self.result.unreadable.append((str(path), error.strerror or str(error)))
+            return
+        self.lint_data(path, str(path), data)
+
+    def lint_data(self, path: Path, display: str, data: bytes) -> None:
+        config = self.config_for(path.parent)
+        rules = self.rules_for_file(path, config)
+        file_result = lint_bytes(display, data, rules)
+        self.result.files_checked += 1
+        self.result.files.append(file_result)
+        self.result.findings.extend(file_result.findings)
+        self.result.warnings.extend(file_result.warnings)
+        self.result.crashes.extend(file_result.crashes)
+
+    def target_version(self, config: Config) -> str | None:
+        return self.options.target_version or config.target_version
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def lint_paths(paths: list[Path], options: RunOptions) -> RunResult:
+    runner = Runner(options)
+    for path in runner.collect(paths):
+        runner.lint_path(path)
+    runner.result.findings.sort(key=Finding.sort_key)
+    return runner.result
+
+
+def lint_stdin(display: str, options: RunOptions) -> RunResult:
+    runner = Runner(options)
+    runner.lint_data(Path(display), display, sys.stdin.buffer.read())
+    runner.result.findings.sort(key=Finding.sort_key)
+    return runner.result

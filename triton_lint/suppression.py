@@ -1,0 +1,88 @@
+"""``# noqa`` comments: inline (``# noqa: TL101``) and file-level (``# triton-lint: noqa``)."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+_FILE = re.compile(r"#\s*triton-lint\s*:\s*noqa\b(?P<rest>.*)", re.IGNORECASE)
+_INLINE = re.compile(r"#\s*noqa\b(?P<rest>.*)", re.IGNORECASE)
+_CODES = re.compile(r"^\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*[,\s]\s*[A-Z]+[0-9]+)*)\s*,?")
+_CODE = re.compile(r"[A-Z]+[0-9]+")
+
+
+@dataclass
+class Suppressions:
+    """Which codes are silenced where; ``None`` means every code."""
+
+    file_codes: set[str] | None = field(default_factory=set)
+    file_all: bool = False
+    lines: dict[int, set[str] | None] = field(default_factory=dict)
+    warnings: list[tuple[int, str]] = field(default_factory=list)
+
+    def suppresses(self, line: int, code: str) -> bool:
+        if self.file_all or (self.file_codes and code in self.file_codes):
+            return True
+        if line not in self.lines:
+            return False
+        codes = self.lines[line]
+        return codes is None or code in codes
+
+
+def _parse_codes(rest: str) -> set[str] | str | None:
+    """Codes after ``noqa``: a set, None for a bare directive, or an error message."""
+    stripped = rest.lstrip()
+    if not stripped.startswith(":"):
+        return None
+    match = _CODES.match(stripped)
+    if match is None:
+        return "expected a comma-separated list of codes such as `TL101` after `noqa:`"
+    return set(_CODE.findall(match.group("codes")))
+
+
+def _comments(text: str) -> list[tuple[int, str]]:
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+        return [(tok.start[0], tok.string) for tok in tokens if tok.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        # Unparseable files still honour directives: fall back to a line scan.
+        return [
+            (n, line[line.index("#") :])
+            for n, line in enumerate(text.splitlines(), 1)
+            if "#" in line
+        ]
+
+
+def parse_suppressions(text: str) -> Suppressions:
+    """Find every directive; malformed ones become warnings and suppress nothing."""
+    result = Suppressions()
+    if "noqa" not in text.lower():
+        return result
+    for line, comment in _comments(text):
+        file_match = _FILE.search(comment)
+        if file_match is not None:
+            codes = _parse_codes(file_match.group("rest"))
+            if codes is None:
+                result.file_all = True
+            elif isinstance(codes, str):
+                result.warnings.append(
+                    (line, f"malformed `# triton-lint: noqa` directive: {codes}")
+                )
+            else:
+                assert result.file_codes is not None
+                result.file_codes |= codes
+            continue
+        inline = _INLINE.search(comment)
+        if inline is None:
+            continue
+        codes = _parse_codes(inline.group("rest"))
+        if isinstance(codes, str):
+            result.warnings.append((line, f"malformed `# noqa` directive: {codes}"))
+        elif codes is None:
+            result.lines[line] = None
+        else:
+            existing = result.lines.get(line, set())
+            result.lines[line] = None if existing is None else existing | codes
+    return result
