@@ -19,6 +19,7 @@ from triton_lint.docs import render_rule
 from triton_lint.rules import all_rules
 from triton_lint.run import RunOptions, RunResult, lint_paths, lint_stdin
 from triton_lint.selection import Layer, SelectionError, expand
+from triton_lint.target import TargetVersionError, minor
 
 
 class LintUsageError(click.UsageError):
@@ -99,6 +100,8 @@ def check(
     try:
         for selectors in (layer.select or (), layer.extend_select, layer.ignore):
             expand(selectors)
+        if target_version is not None:
+            minor(target_version)
         config = load_config_file(config_file) if config_file is not None and not isolated else None
         options = RunOptions(
             cli_layer=layer, config=config, isolated=isolated, target_version=target_version
@@ -107,7 +110,7 @@ def check(
             result = lint_stdin(stdin_filename or "-", options)
         else:
             result = lint_paths(list(paths) or [Path(".")], options)
-    except (ConfigError, SelectionError) as error:
+    except (ConfigError, SelectionError, TargetVersionError) as error:
         raise LintUsageError(str(error)) from error
     _report(result, output_format, output, statistics)
     if result.crashes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from functools import cache
@@ -13,6 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
+_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
 _KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "target-version"}
 
 
@@ -58,7 +60,7 @@ def parse_table(table: dict[str, Any], source: Path) -> Config:
     if not isinstance(exclude, list) or not all(isinstance(e, str) for e in exclude):
         raise ConfigError(f"{source}: `exclude` must be a list of glob patterns")
     target = table.get("target-version")
-    if target is not None and not isinstance(target, str):
+    if target is not None and (not isinstance(target, str) or not _VERSION.match(target)):
         raise ConfigError(f'{source}: `target-version` must be a string such as "3.3"')
     return Config(
         root=source.parent,

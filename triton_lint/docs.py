@@ -97,6 +97,20 @@ def write_rule_pages(directory: Path) -> list[Path]:
     return written
 
 
+_TABLE_START = "<!-- rules:start -->\n"
+_TABLE_END = "<!-- rules:end -->"
+
+
+def update_readme_table(readme: Path) -> None:
+    """Replace the rule table between the README's ``rules:start``/``rules:end`` markers."""
+    text = readme.read_text(encoding="utf-8")
+    start = text.index(_TABLE_START) + len(_TABLE_START)
+    end = text.index(_TABLE_END)
+    readme.write_text(text[:start] + rule_table() + text[end:], encoding="utf-8")
+
+
 if __name__ == "__main__":
-    pages = write_rule_pages(Path(__file__).resolve().parent.parent / "rules")
-    print(f"wrote {len(pages)} rule pages")
+    root = Path(__file__).resolve().parent.parent
+    pages = write_rule_pages(root / "rules")
+    update_readme_table(root / "README.md")
+    print(f"wrote {len(pages)} rule pages and the README rule table")

@@ -15,6 +15,7 @@ from triton_lint.model.kernel import ModuleModel, build_module_model
 from triton_lint.rules import rules_by_code
 from triton_lint.rules.base import Rule
 from triton_lint.suppression import parse_suppressions
+from triton_lint.target import resolve_target
 
 
 @dataclass
@@ -60,7 +61,9 @@ def _describe_parse_error(path: str, text: str, error: cst.ParserSyntaxError) ->
     )
 
 
-def lint_bytes(path: str, data: bytes, rules: Sequence[Rule]) -> FileResult:
+def lint_bytes(
+    path: str, data: bytes, rules: Sequence[Rule], target_version: str | None = None
+) -> FileResult:
     try:
         text = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
@@ -68,11 +71,17 @@ def lint_bytes(path: str, data: bytes, rules: Sequence[Rule]) -> FileResult:
         if any(rule.code == "TL001" for rule in rules):
             result.findings.append(_syntax_error(path, 1, 1, f"cannot decode file: {error}"))
         return result
-    return lint_text(path, text, rules)
+    return lint_text(path, text, rules, target_version)
 
 
-def lint_text(path: str, text: str, rules: Sequence[Rule]) -> FileResult:
-    """Run ``rules`` on one file's text; a rule that crashes is recorded, the others still run."""
+def lint_text(
+    path: str, text: str, rules: Sequence[Rule], target_version: str | None = None
+) -> FileResult:
+    """Run ``rules`` on one file's text; a rule that crashes is recorded, the others still run.
+
+    ``target_version`` is the Triton ``MAJOR.MINOR`` version-dependent rules check against
+    (resolved by `triton_lint.target.resolve_target` when None).
+    """
     result = FileResult(path, text=text)
     if not mentions_triton(text):
         return result
@@ -90,7 +99,7 @@ def lint_text(path: str, text: str, rules: Sequence[Rule]) -> FileResult:
         if any(rule.code == "TL001" for rule in rules):
             result.findings.append(_syntax_error(path, 1, 1, f"cannot parse file: {error}"))
         return result
-    model = build_module_model(path, text, module)
+    model = build_module_model(path, text, module, resolve_target(target_version))
     result.model = model
     if not model.kernels:
         return result

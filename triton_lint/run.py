@@ -91,7 +91,7 @@ class Runner:
     def lint_data(self, path: Path, display: str, data: bytes) -> None:
         config = self.config_for(path.parent)
         rules = self.rules_for_file(path, config)
-        file_result = lint_bytes(display, data, rules)
+        file_result = lint_bytes(display, data, rules, self.target_version(config))
         self.result.files_checked += 1
         self.result.files.append(file_result)
         self.result.findings.extend(file_result.findings)

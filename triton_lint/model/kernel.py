@@ -283,8 +283,9 @@ class Kernel:
 class ModuleModel:
     """A parsed file: its aliases, kernels, globals and launch sites."""
 
-    def __init__(self, path: str, text: str, module: cst.Module) -> None:
+    def __init__(self, path: str, text: str, module: cst.Module, target_version: str) -> None:
         self.path = path
+        self.target_version = target_version  # Triton "MAJOR.MINOR" the code is checked against
         self.text = text
         self.module = module
         self.lines = text.splitlines()
@@ -315,9 +316,11 @@ class ModuleModel:
 # -- building -------------------------------------------------------------------------------
 
 
-def build_module_model(path: str, text: str, module: cst.Module) -> ModuleModel:
+def build_module_model(
+    path: str, text: str, module: cst.Module, target_version: str = "3.9"
+) -> ModuleModel:
     """Build the model of one parsed file."""
-    model = ModuleModel(path, text, module)
+    model = ModuleModel(path, text, module, target_version)
     for top in module.body:
         _collect_top(model, top, top)
     for kernel in model.kernels:

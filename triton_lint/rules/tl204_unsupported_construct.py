@@ -9,6 +9,7 @@ import libcst as cst
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
 from triton_lint.rules.base import Rule
+from triton_lint.target import minor
 
 _STATEMENTS: dict[type, str] = {
     cst.Break: "`break`",
@@ -18,14 +19,13 @@ _STATEMENTS: dict[type, str] = {
     cst.Raise: "`raise`",
     cst.Global: "`global`",
     cst.Nonlocal: "`nonlocal`",
-    cst.With: "`with`",
     cst.Lambda: "`lambda`",
     cst.FunctionDef: "a nested `def`",
     cst.ClassDef: "a nested `class`",
     cst.Yield: "`yield`",
     cst.Await: "`await`",
 }
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_ALWAYS_REJECTED_COMPREHENSIONS = (cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 class UnsupportedConstruct(Rule):
@@ -37,8 +37,9 @@ class UnsupportedConstruct(Rule):
     rationale = """\
 A `@triton.jit` function is not run by Python: Triton's code generator translates its syntax
 tree, and it rejects many statements (`break`, `continue`, `try`, `raise`, `lambda`, nested
-functions and classes, `return` inside a loop, `global`/`nonlocal`, `yield`, `with`), item and
-attribute assignment (tensors are immutable values) and nested comprehensions. The error only
+functions and classes, `return` inside a loop, `global`/`nonlocal`, `yield`; `with` and list
+comprehensions before Triton 3.9), item and attribute assignment (tensors are immutable values),
+set/dict comprehensions, generator expressions and nested comprehensions. The error only
 appears at the first launch, often on a GPU machine in CI; this rule reports it at the line."""
     fix = """\
 Rewrite without the construct: carry a flag instead of `break`/`continue`, compute a new
@@ -76,7 +77,7 @@ def count_nonzero(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
-        visitor = _Finder()
+        visitor = _Finder(minor(kernel.module.target_version))
         kernel.node.body.visit(visitor)
         for node, what in visitor.found:
             yield self.finding(
@@ -85,10 +86,16 @@ def count_nonzero(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 class _Finder(cst.CSTVisitor):
-    def __init__(self) -> None:
+    """Collects rejected constructs; a few depend on the target version.
+
+    Before 3.9 every comprehension and every `with` is rejected; 3.9 compiles single-clause
+    list comprehensions over tuples and Triton-aware context managers.
+    """
+
+    def __init__(self, target: tuple[int, int]) -> None:
         self.found: list[tuple[cst.CSTNode, str]] = []
         self.loop_depth = 0
-        self.comprehension_depth = 0
+        self.modern = target >= (3, 9)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         what = _STATEMENTS.get(type(node))
@@ -99,11 +106,18 @@ class _Finder(cst.CSTVisitor):
             self.loop_depth += 1
         elif isinstance(node, cst.Return) and self.loop_depth:
             self.found.append((node, "`return` inside a loop"))
-        elif isinstance(node, _COMPREHENSIONS):
-            if self.comprehension_depth or _has_nested_for(node):
-                self.found.append((node, "a nested comprehension"))
+        elif isinstance(node, cst.With) and not self.modern:
+            self.found.append((node, "`with`"))
+        elif isinstance(node, _ALWAYS_REJECTED_COMPREHENSIONS):
+            self.found.append((node, "a set/dict comprehension or generator expression"))
+            return False
+        elif isinstance(node, cst.ListComp):
+            if not self.modern:
+                self.found.append((node, "a list comprehension (before Triton 3.9)"))
                 return False
-            self.comprehension_depth += 1
+            if node.for_in.inner_for_in is not None:
+                self.found.append((node, "a nested comprehension (several `for` clauses)"))
+                return False
         elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = (
                 [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
@@ -118,10 +132,3 @@ class _Finder(cst.CSTVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         if isinstance(original_node, (cst.For, cst.While)):
             self.loop_depth -= 1
-        elif isinstance(original_node, _COMPREHENSIONS) and self.comprehension_depth:
-            self.comprehension_depth -= 1
-
-
-def _has_nested_for(node: cst.CSTNode) -> bool:
-    for_in = getattr(node, "for_in", None)
-    return for_in is not None and for_in.inner_for_in is not None
