@@ -35,6 +35,44 @@ class Span:
     end_column: int
 
 
+class Applicability(str, enum.Enum):
+    """Whether a fix can be applied without review (`--fix`) or needs `--unsafe-fixes`."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text in ``span`` (1-based, end exclusive) with ``content``."""
+
+    span: Span
+    content: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "content": self.content,
+            "location": {"row": self.span.line, "column": self.span.column},
+            "end_location": {"row": self.span.end_line, "column": self.span.end_column},
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A suggested change; edits of one fix never overlap and are applied together."""
+
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "applicability": self.applicability.value,
+            "message": self.message,
+            "edits": [edit.to_dict() for edit in self.edits],
+        }
+
+
 @dataclass
 class Finding:
     """One reported problem, static or dynamic.
@@ -53,6 +91,7 @@ class Finding:
     message: str
     kernel: str | None = None
     properties: dict[str, Any] = field(default_factory=dict)
+    fix: Fix | None = None
 
     @property
     def line(self) -> int:
@@ -82,4 +121,6 @@ class Finding:
         }
         if self.properties:
             data["properties"] = self.properties
+        if self.fix is not None:
+            data["fix"] = self.fix.to_dict()
         return data

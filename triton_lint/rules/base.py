@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from triton_lint.finding import Category, Finding, Severity, Span
+from triton_lint.finding import Category, Edit, Finding, Fix, Severity, Span
 from triton_lint.model.kernel import Kernel, ModuleModel
 
 
@@ -49,10 +49,28 @@ class Rule:
         *,
         top: cst.CSTNode | None = None,
         severity: Severity | None = None,
+        fix: Fix | None = None,
     ) -> Finding:
         """A finding at ``node``; ``top`` is needed for nodes outside the kernel (launches)."""
         span = kernel.module.span(top, node) if top is not None else kernel.span(node)
-        return self.finding_at(kernel.module.path, span, message, kernel.name, severity)
+        finding = self.finding_at(kernel.module.path, span, message, kernel.name, severity)
+        finding.fix = fix
+        return finding
+
+    @staticmethod
+    def replace_node(
+        kernel: Kernel, node: cst.CSTNode, new: cst.CSTNode | str, top: cst.CSTNode | None = None
+    ) -> Edit:
+        """An edit replacing ``node``'s text with ``new`` (a node is rendered by libcst)."""
+        span = kernel.module.span(top, node) if top is not None else kernel.span(node)
+        content = new if isinstance(new, str) else kernel.module.module.code_for_node(new)
+        return Edit(span, content)
+
+    @staticmethod
+    def delete_lines(kernel: Kernel, node: cst.CSTNode) -> Edit:
+        """An edit removing the whole lines ``node`` spans (e.g. a debug statement)."""
+        span = kernel.span(node)
+        return Edit(Span(span.line, 1, span.end_line + 1, 1), "")
 
     def finding_at(
         self,
