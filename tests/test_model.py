@@ -1,0 +1,222 @@
+"""The kernel model: kernel discovery in every decorator/alias form, params, provenance, launches."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from triton_lint.model.kernel import build_module_model
+from triton_lint.model.provenance import Prov
+
+
+def model_of(source: str):
+    source = textwrap.dedent(source)
+    return build_module_model("m.py", source, cst.parse_module(source))
+
+
+@pytest.mark.parametrize(
+    "header, decorator",
+    [
+        ("import triton", "@triton.jit"),
+        ("import triton", "@triton.jit(debug=True)"),
+        ("from triton import jit", "@jit"),
+        ("import triton as tr", "@tr.jit"),
+        ("import triton.runtime.jit as rj", "@rj.jit"),
+        ("from vllm.triton_utils import triton", "@triton.jit"),
+        ("import triton", "@triton.autotune(configs=[], key=[])\n@triton.jit"),
+        ("import triton", "@triton.heuristics({'EVEN': lambda a: True})\n@triton.jit"),
+        ("import triton", "@staticmethod\n@triton.jit"),
+    ],
+)
+def test_kernels_found_in_every_decorator_form(header, decorator):
+    source = f"{header}\n\n{decorator}\ndef k(x_ptr):\n    pass\n"
+    assert [k.name for k in model_of(source).kernels] == ["k"]
+
+
+def test_non_kernels_are_ignored():
+    model = model_of(
+        """
+        import triton
+        import functools
+
+        @functools.cache
+        def host(x):
+            return x
+
+        @triton.autotune(configs=[], key=[])
+        def not_jitted(x):
+            return x
+
+        def plain(x):
+            return x
+        """
+    )
+    assert model.kernels == []
+    assert set(model.functions) == {"host", "not_jitted", "plain"}
+
+
+@pytest.mark.parametrize(
+    "imports, tl",
+    [
+        ("import triton.language as tl", "tl"),
+        ("import triton.language as T", "T"),
+        ("from triton import language as tl", "tl"),
+        ("from triton import language", "language"),
+        ("import triton.language", "triton.language"),
+        ("from vllm.triton_utils import tl", "tl"),
+    ],
+)
+def test_triton_language_aliases(imports, tl):
+    model = model_of(
+        f"""
+        import triton
+        {imports}
+
+        @triton.jit
+        def k(x_ptr, n, BLOCK: {tl}.constexpr):
+            offs = {tl}.program_id(0) * BLOCK + {tl}.arange(0, BLOCK)
+            x = {tl}.load(x_ptr + offs, mask=offs < n)
+        """
+    )
+    kernel = model.kernels[0]
+    assert kernel.params_by_name["BLOCK"].is_constexpr
+    assert not kernel.params_by_name["n"].is_constexpr
+    assert [a.op for a in kernel.accesses] == ["load"]
+    assert kernel.accesses[0].mask is not None
+
+
+def test_provenance_flags():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, idx_ptr, stride, n, BLOCK: tl.constexpr):
+            pid = tl.program_id(0)
+            offs = pid * BLOCK + tl.arange(0, BLOCK)
+            wrapped = offs % n
+            idx = tl.load(idx_ptr + offs, mask=offs < n)
+            wide = idx.to(tl.int64)
+            row = pid.to(tl.int64) * stride
+            half = BLOCK // 2
+            acc = 0
+            for i in range(0, n, BLOCK):
+                acc += i
+        """
+    )
+    kernel = model.kernels[0]
+    prov = kernel.name_prov
+    assert Prov.PROGRAM_ID in prov("pid") and Prov.ARANGE not in prov("pid")
+    assert Prov.ARANGE in prov("offs") and Prov.PROGRAM_ID in prov("offs")
+    assert Prov.WRAPPED in prov("wrapped") and Prov.ARANGE not in prov("wrapped")
+    assert {Prov.LOADED, Prov.MASKED} <= set(prov("idx"))
+    assert Prov.WIDENED in prov("wide") and Prov.WIDENED not in prov("idx")
+    assert Prov.WIDENED in prov("row") and Prov.RUNTIME in prov("row")
+    assert kernel.is_compile_time(cst.parse_expression("half"))
+    assert not kernel.is_compile_time(cst.parse_expression("row"))
+    assert Prov.LOOP in prov("i")
+
+
+def test_masks_positional_keyword_and_none():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(p, n, B: tl.constexpr):
+            o = tl.arange(0, B)
+            a = tl.load(p + o, o < n, 0.0)
+            b = tl.load(p + o, mask=None)
+            tl.store(p + o, a + b, mask=o < n)
+            tl.atomic_add(p + o, 1, o < n)
+            tl.atomic_cas(p, 0, 1)
+        """
+    )
+    accesses = model.kernels[0].accesses
+    assert [(a.op, a.mask is not None, a.other is not None) for a in accesses] == [
+        ("load", True, True),
+        ("load", False, False),
+        ("store", True, False),
+        ("atomic_add", True, False),
+        ("atomic_cas", False, False),
+    ]
+
+
+def test_launch_sites_grids_and_values():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(
+            configs=[triton.Config({"BLOCK": b}) for b in [32, 64]], key=["n"], reset_to_zero=["out_ptr"]
+        )
+        @triton.jit
+        def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr, MODE: tl.constexpr = 1):
+            pass
+
+        def launch(x, out, n):
+            grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]), 4)
+            k[grid](x, out, n, MODE=2)
+
+        def launch2(x, out, n):
+            k[(n, 1, 1)](x, out, n)
+        """
+    )
+    kernel = model.kernels[0]
+    assert kernel.autotune is not None
+    assert kernel.autotune.key == ["n"] and kernel.autotune.reset_to_zero == ["out_ptr"]
+    assert [c.env for c in kernel.autotune.configs] == [{"b": 32}, {"b": 64}]
+    first, second = kernel.launches
+    assert first.grid_dims is not None and len(first.grid_dims) == 2
+    assert set(first.bound_arguments(kernel)) == {"x_ptr", "out_ptr", "n", "MODE"}
+    assert second.grid_dims is not None and len(second.grid_dims) == 3
+    values = {(s.origin, s.value) for s in kernel.value_sources("MODE")}
+    assert values == {("default", 1), ("launch", 2)}
+    assert sorted(s.value for s in kernel.value_sources("BLOCK")) == [32, 64]
+
+
+def test_constexpr_branches_are_recorded():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(p, n, B: tl.constexpr, EVEN: tl.constexpr):
+            o = tl.arange(0, B)
+            if EVEN:
+                x = tl.load(p + o)
+            else:
+                x = tl.load(p + o, mask=o < n)
+        """
+    )
+    kernel = model.kernels[0]
+    first, second = kernel.accesses
+    assert [b.arm for b in first.branches] == ["body"]
+    assert [b.arm for b in second.branches] == ["orelse"]
+    assert kernel.is_compile_time(first.branches[0].test)
+
+
+def test_positions_are_absolute_lines_and_one_based_columns():
+    model = model_of(
+        """
+        # leading comment
+        import triton
+        import triton.language as tl
+
+        X = 1
+
+
+        @triton.jit
+        def k(p):
+            tl.store(p, 1)
+        """
+    )
+    kernel = model.kernels[0]
+    span = kernel.span(kernel.accesses[0].call)
+    assert (span.line, span.column, span.end_line, span.end_column) == (11, 5, 11, 19)
