@@ -99,7 +99,8 @@ def test_select_ignore_and_prefixes(tree):
 
 def test_off_by_default_rule_needs_selection(tmp_path):
     (tmp_path / "b.py").write_text(
-        "import triton\nimport triton.language as tl\n\n@triton.jit\ndef k():\n    tl.debug_barrier()\n"
+        "import triton\nimport triton.language as tl\n\n"
+        "@triton.jit\ndef k():\n    tl.debug_barrier()\n"
     )
     assert run("b.py", cwd=tmp_path).exit_code == 0
     result = run("--extend-select", "TL402", "b.py", cwd=tmp_path)
@@ -163,7 +164,8 @@ def test_missing_path_is_reported_not_crashing(tmp_path):
 
 def test_pyproject_config_discovered_upward_and_cli_wins(tree):
     (tree / "pyproject.toml").write_text(
-        '[tool.triton-lint]\nignore = ["TL401"]\n[tool.triton-lint.per-file-ignores]\n"*/other.py" = ["TL101"]\n'
+        '[tool.triton-lint]\nignore = ["TL401"]\n'
+        '[tool.triton-lint.per-file-ignores]\n"*/other.py" = ["TL101"]\n'
     )
     (tree / "pkg" / "other.py").write_text(BAD)
     result = run("pkg", cwd=tree)
@@ -257,7 +259,8 @@ def test_static_path_never_imports_torch_or_triton(tmp_path):
         "try:\n    main()\n"
         "except SystemExit as e:\n"
         "    assert e.code == 1, e.code\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'triton', 'numpy'))\n"
+        "heavy = sorted(m for m in sys.modules\n"
+        "               if m.split('.')[0] in ('torch', 'triton', 'numpy'))\n"
         "print('HEAVY', heavy)\n"
     )
     proc = subprocess.run(

@@ -1,4 +1,4 @@
-"""The kernel model: kernel discovery in every decorator/alias form, params, provenance, launches."""
+"""The kernel model: kernels in every decorator/alias form, params, provenance, launches."""
 
 from __future__ import annotations
 
@@ -153,7 +153,9 @@ def test_launch_sites_grids_and_values():
         import triton.language as tl
 
         @triton.autotune(
-            configs=[triton.Config({"BLOCK": b}) for b in [32, 64]], key=["n"], reset_to_zero=["out_ptr"]
+            configs=[triton.Config({"BLOCK": b}) for b in [32, 64]],
+            key=["n"],
+            reset_to_zero=["out_ptr"],
         )
         @triton.jit
         def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr, MODE: tl.constexpr = 1):
