@@ -46,16 +46,31 @@ def _syntax_error(path: str, line: int, column: int, message: str) -> Finding:
     return rule.finding_at(path, Span(line, column, line, column + 1), message)
 
 
-def _describe_parse_error(path: str, text: str, error: cst.ParserSyntaxError) -> Finding:
-    """Python's own message is clearer than libcst's; use it when Python agrees."""
+def may_define_kernels(text: str) -> bool:
+    """Kernels need a ``jit`` decorator; other files are only checked for syntax errors."""
+    return "jit" in text
+
+
+def _wants_tl001(rules: Sequence[Rule]) -> bool:
+    return any(rule.code == "TL001" for rule in rules)
+
+
+def _python_syntax_error(path: str, text: str) -> Finding | None:
     try:
         compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as python_error:
-        line = python_error.lineno or 1
-        column = python_error.offset or 1
-        return _syntax_error(path, line, column, f"syntax error: {python_error.msg}")
-    except (ValueError, RecursionError, MemoryError):
-        pass
+    except SyntaxError as error:
+        line = error.lineno or 1
+        return _syntax_error(path, line, error.offset or 1, f"syntax error: {error.msg}")
+    except (ValueError, RecursionError, MemoryError) as error:
+        return _syntax_error(path, 1, 1, f"cannot parse file: {error}")
+    return None
+
+
+def _describe_parse_error(path: str, text: str, error: cst.ParserSyntaxError) -> Finding:
+    """Python's own message is clearer than libcst's; use it when Python agrees."""
+    finding = _python_syntax_error(path, text)
+    if finding is not None:
+        return finding
     return _syntax_error(
         path, error.raw_line, error.raw_column + 1, f"cannot parse: {error.message}"
     )
@@ -68,7 +83,7 @@ def lint_bytes(
         text = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
         result = FileResult(path)
-        if any(rule.code == "TL001" for rule in rules):
+        if _wants_tl001(rules):
             result.findings.append(_syntax_error(path, 1, 1, f"cannot decode file: {error}"))
         return result
     return lint_text(path, text, rules, target_version)
@@ -87,16 +102,22 @@ def lint_text(
         return result
     suppressions = parse_suppressions(text)
     result.warnings.extend(f"{path}:{line}: {message}" for line, message in suppressions.warnings)
+    if not may_define_kernels(text):
+        # No kernel can be here: the stdlib parser is enough to report syntax errors.
+        finding = _python_syntax_error(path, text) if _wants_tl001(rules) else None
+        if finding is not None and not suppressions.suppresses(finding.line, finding.code):
+            result.findings.append(finding)
+        return result
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
-        if any(rule.code == "TL001" for rule in rules):
+        if _wants_tl001(rules):
             finding = _describe_parse_error(path, text, error)
             if not suppressions.suppresses(finding.line, finding.code):
                 result.findings.append(finding)
         return result
     except (RecursionError, ValueError) as error:
-        if any(rule.code == "TL001" for rule in rules):
+        if _wants_tl001(rules):
             result.findings.append(_syntax_error(path, 1, 1, f"cannot parse file: {error}"))
         return result
     model = build_module_model(path, text, module, resolve_target(target_version))

@@ -10,6 +10,7 @@ Rules read this model and never walk the syntax tree to re-derive these facts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -290,7 +291,7 @@ class ModuleModel:
         self.module = module
         self.lines = text.splitlines()
         self.aliases = Aliases.from_module(module)
-        self.positions = Positions(module)
+        self.positions = Positions(module, text)
         self.kernels: list[Kernel] = []
         self.kernels_by_name: dict[str, Kernel] = {}
         self.launches: list[LaunchSite] = []
@@ -329,10 +330,25 @@ def build_module_model(
         walker.record_accesses()
     if model.kernels:
         finder = _LaunchFinder(model)
-        for top in module.body:
+        for top in _statements_mentioning_launches(model):
             finder.top = top
             top.visit(finder)
     return model
+
+
+def _statements_mentioning_launches(model: ModuleModel) -> list[cst.CSTNode]:
+    """Top-level statements whose lines contain ``kernel_name[``: the only ones worth visiting."""
+    names = "|".join(re.escape(name) for name in model.kernels_by_name)
+    pattern = re.compile(rf"\b(?:{names})\s*\[")
+    lines = {model.text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(model.text)}
+    if not lines:
+        return []
+    info = model.positions.line_info()
+    return [
+        top
+        for top in model.module.body
+        if any(info[id(top)][1] <= line <= info[id(top)][2] for line in lines)
+    ]
 
 
 def _collect_top(model: ModuleModel, node: cst.CSTNode, top: cst.CSTNode) -> None:

@@ -8,7 +8,7 @@ canonical paths only, so every spelling is handled once, here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 
 import libcst as cst
 
@@ -70,14 +70,51 @@ class Aliases:
         """Collect import aliases from every import statement in the module (any depth).
 
         Imports inside functions and ``try`` blocks count too: Triton code often imports
-        lazily or behind version guards.
+        lazily or behind version guards. Only statements are walked, never expressions:
+        a full libcst visitor pass costs more than parsing.
         """
         aliases = cls()
-        module.visit(_ImportCollector(aliases))
+        collector = _ImportCollector(aliases)
+        for small in iter_small_statements(module.body):
+            if isinstance(small, cst.Import):
+                collector.visit_Import(small)
+            elif isinstance(small, cst.ImportFrom):
+                collector.visit_ImportFrom(small)
         return aliases
 
 
-class _ImportCollector(cst.CSTVisitor):
+def iter_small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
+    """Every small statement (assignment, import, ...) in ``body`` and nested blocks."""
+    pending = list(reversed(body))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            yield from node.body
+            continue
+        for block in _blocks(node):
+            if isinstance(block, cst.SimpleStatementSuite):
+                yield from block.body
+            elif isinstance(block, cst.IndentedBlock):
+                pending.extend(reversed(block.body))
+
+
+def _blocks(node: cst.CSTNode) -> Iterator[cst.BaseSuite]:
+    body = getattr(node, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield body
+    orelse = getattr(node, "orelse", None)
+    if isinstance(orelse, cst.If):
+        yield from _blocks(orelse)
+    elif orelse is not None and isinstance(getattr(orelse, "body", None), cst.BaseSuite):
+        yield orelse.body
+    for handler in getattr(node, "handlers", ()):
+        yield handler.body
+    final = getattr(node, "finalbody", None)
+    if final is not None:
+        yield final.body
+
+
+class _ImportCollector:
     def __init__(self, aliases: Aliases) -> None:
         self.aliases = aliases
 
