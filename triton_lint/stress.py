@@ -58,8 +58,18 @@ class Case:
 
     @property
     def line(self) -> int:
+        """The wrapper's `def` line (co_firstlineno points at the first decorator)."""
+        import linecache
+
         code = getattr(self.fn, "__code__", None)
-        return code.co_firstlineno if code is not None else 1
+        if code is None:
+            return 1
+        line = code.co_firstlineno
+        for n in range(line, line + 50):
+            text = linecache.getline(code.co_filename, n).lstrip()
+            if text.startswith(("def ", "async def ")):
+                return n
+        return line
 
 
 # Cases registered by modules imported in this process, in definition order.

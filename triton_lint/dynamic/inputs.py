@@ -90,7 +90,10 @@ def dim_combos(case: Case) -> list[dict[str, int]]:
     if total <= MAX_DIM_COMBOS:
         return [dict(zip(names, combo)) for combo in itertools.product(*values)]
     longest = max(len(v) for v in values)
-    return [{n: v[(i + j) % len(v)] for j, (n, v) in enumerate(zip(names, values))} for i in range(longest)]
+    return [
+        {n: v[(i + j) % len(v)] for j, (n, v) in enumerate(zip(names, values))}
+        for i in range(longest)
+    ]
 
 
 def dtype_variants(case: Case) -> list[tuple[Any, ...]]:
@@ -100,7 +103,10 @@ def dtype_variants(case: Case) -> list[tuple[Any, ...]]:
     out = []
     for k in range(n):
         out.append(
-            tuple(to_torch_dtype(s.dtypes[k % len(s.dtypes)]) if isinstance(s, TensorSpec) else None for s in case.inputs)
+            tuple(
+                to_torch_dtype(s.dtypes[k % len(s.dtypes)]) if isinstance(s, TensorSpec) else None
+                for s in case.inputs
+            )
         )
     return out
 
@@ -130,7 +136,9 @@ def _shape(spec: TensorSpec, dims: dict[str, int]) -> list[int]:
     return [int(dims[d]) if isinstance(d, str) else int(d) for d in spec.dims]
 
 
-def _fill_float(shape: list[int], dtype: torch.dtype, pattern: str, g: torch.Generator) -> torch.Tensor:
+def _fill_float(
+    shape: list[int], dtype: torch.dtype, pattern: str, g: torch.Generator
+) -> torch.Tensor:
     x = torch.randn(shape, generator=g, dtype=torch.float32)
     if pattern == "zeros":
         x = torch.zeros(shape)
@@ -162,7 +170,9 @@ def _fill_float(shape: list[int], dtype: torch.dtype, pattern: str, g: torch.Gen
     return x.to(dtype)
 
 
-def make_tensor(spec: TensorSpec, dtype: torch.dtype, combo: Combo, g: torch.Generator) -> torch.Tensor:
+def make_tensor(
+    spec: TensorSpec, dtype: torch.dtype, combo: Combo, g: torch.Generator
+) -> torch.Tensor:
     """One input tensor with the combo's pattern and layout (the logical shape is always the spec's)."""
     shape = _shape(spec, combo.dims)
     if dtype.is_floating_point:

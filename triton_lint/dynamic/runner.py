@@ -21,7 +21,16 @@ from triton_lint.dynamic.codes import CODES
 from triton_lint.finding import Category, Finding, Severity, Span
 
 DEFAULT_TIMEOUT = 300.0
-_SKIP_DIRS = {".venv", "venv", ".git", "__pycache__", "node_modules", ".tox", "build", "dist"}
+_SKIP_DIRS = {
+    ".venv",
+    "venv",
+    ".git",
+    "__pycache__",
+    "node_modules",
+    ".tox",
+    "build",
+    "dist",
+}
 _PACKAGE_ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
 
@@ -38,7 +47,9 @@ def discover(paths: Iterable[pathlib.Path]) -> list[pathlib.Path]:
             files = [p]
         for f in files:
             try:
-                if f.suffix == ".py" and "stress.case" in f.read_text(encoding="utf-8", errors="replace"):
+                if f.suffix == ".py" and "stress.case" in f.read_text(
+                    encoding="utf-8", errors="replace"
+                ):
                     found.append(f)
             except OSError:
                 continue
@@ -54,7 +65,12 @@ def finding_from_dict(d: dict[str, Any], path_map: dict[str, str]) -> Finding:
     path = path_map.get(os.path.realpath(path), path)
     return Finding(
         path=path,
-        span=Span(line, int(d.get("column") or 1), int(d.get("end_line") or line), int(d.get("end_column") or 1)),
+        span=Span(
+            line,
+            int(d.get("column") or 1),
+            int(d.get("end_line") or line),
+            int(d.get("end_column") or 1),
+        ),
         code=code,
         name=d.get("name") or meta.name,
         severity=Severity(d.get("severity") or meta.severity.value),
@@ -83,7 +99,9 @@ def _case_failed(path: str, line: int, case: str, message: str, extra: dict[str,
 def _child_env() -> dict[str, str]:
     env = dict(os.environ)
     env["TRITON_INTERPRET"] = "1"
-    env["PYTHONPATH"] = _PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = _PACKAGE_ROOT + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
     env.setdefault("OMP_NUM_THREADS", "1")
     return env
 
@@ -105,12 +123,26 @@ def run_file(
         with tempfile.TemporaryDirectory(prefix="tl-dyn-") as tmp:
             out = os.path.join(tmp, "events.jsonl")
             err = os.path.join(tmp, "stderr.txt")
-            cmd = [sys.executable, "-m", "triton_lint.dynamic.child", "--file", real, "--out", out, "--skip", str(skip)]
+            cmd = [
+                sys.executable,
+                "-m",
+                "triton_lint.dynamic.child",
+                "--file",
+                real,
+                "--out",
+                out,
+                "--skip",
+                str(skip),
+            ]
             for name in only or []:
                 cmd += ["--only", name]
             with open(err, "wb") as errfh:
                 proc = subprocess.Popen(
-                    cmd, stdout=subprocess.DEVNULL, stderr=errfh, stdin=subprocess.DEVNULL, env=_child_env()
+                    cmd,
+                    stdout=subprocess.DEVNULL,
+                    stderr=errfh,
+                    stdin=subprocess.DEVNULL,
+                    env=_child_env(),
                 )
                 restart = _watch(proc, out, err, timeout, display, path_map, findings, on_case)
             if restart is None:
@@ -162,7 +194,11 @@ def _watch(
                 elif kind == "import_error":
                     findings.append(
                         _case_failed(
-                            display, int(ev.get("line") or 1), "<import>", f"importing the module failed: {ev['error']}", {}
+                            display,
+                            int(ev.get("line") or 1),
+                            "<import>",
+                            f"importing the module failed: {ev['error']}",
+                            {},
                         )
                     )
         if done and not buf.strip():
@@ -172,7 +208,11 @@ def _watch(
             idx, name = current
             rc = proc.returncode
             tail = _tail(err)
-            why = f"killed by signal {-rc}" if rc is not None and rc < 0 else f"exited with status {rc}"
+            why = (
+                f"killed by signal {-rc}"
+                if rc is not None and rc < 0
+                else f"exited with status {rc}"
+            )
             findings.append(
                 _case_failed(
                     display,
@@ -188,7 +228,13 @@ def _watch(
             proc.wait()
             if current is None:
                 findings.append(
-                    _case_failed(display, 1, "<import>", f"importing the module exceeded the {timeout:.0f}s timeout", {})
+                    _case_failed(
+                        display,
+                        1,
+                        "<import>",
+                        f"importing the module exceeded the {timeout:.0f}s timeout",
+                        {},
+                    )
                 )
                 return None
             idx, name = current
@@ -230,7 +276,12 @@ def run_paths(
         return sorted(findings, key=Finding.sort_key)
     import click
 
-    with click.progressbar(files, label="stress cases", file=sys.stderr, item_show_func=lambda f: str(f or "")) as bar:
+    with click.progressbar(
+        files,
+        label="stress cases",
+        file=sys.stderr,
+        item_show_func=lambda f: str(f or ""),
+    ) as bar:
         for f in bar:
             findings.extend(run_file(f, timeout=timeout, on_case=lambda name: None))
     return sorted(findings, key=Finding.sort_key)

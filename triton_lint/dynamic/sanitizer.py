@@ -257,12 +257,24 @@ class Sanitizer:
         dtype_tt = ptrs.get_element_ty()
         np_dtype = self.interp._get_np_dtype(dtype_tt)
         if np.issubdtype(np_dtype, np.floating):
-            value = {"inf": np.inf, "nan": np.nan, "seven": 7.0, "neginf": -np.inf, "zero": 0.0}[kind]
+            value = {
+                "inf": np.inf,
+                "nan": np.nan,
+                "seven": 7.0,
+                "neginf": -np.inf,
+                "zero": 0.0,
+            }[kind]
         elif np_dtype == np.bool_:
             value = kind != "zero"
         else:
             info = np.iinfo(np_dtype)
-            value = {"inf": info.max, "nan": info.min, "seven": 7, "neginf": info.min, "zero": 0}[kind]
+            value = {
+                "inf": info.max,
+                "nan": info.min,
+                "seven": 7,
+                "neginf": info.min,
+                "zero": 0,
+            }[kind]
         data = np.where(where, np.asarray(value, dtype=np_dtype), np.zeros((), dtype=np_dtype))
         return self.TensorHandle(np.ascontiguousarray(data), dtype_tt)
 
@@ -280,7 +292,9 @@ class Sanitizer:
 
         def create_masked_load(ptrs: Any, mask: Any, other: Any, *rest: Any, **kw: Any) -> Any:
             # TL905 candidates use the kernel's own mask, not lanes we turned off for TL901.
-            kernel_md = san._mask_data(ptrs, mask) if other is None and san.launch is not None else None
+            kernel_md = (
+                san._mask_data(ptrs, mask) if other is None and san.launch is not None else None
+            )
             mask = san._check(ptrs, mask, "load")
             if kernel_md is not None and not kernel_md.all():
                 site = san.site()
@@ -337,7 +351,13 @@ class Sanitizer:
                 lane = [int(x) for x in np.argwhere(~data.astype(bool))[0]] if data.ndim else []
                 san._event(
                     (kind, site),
-                    {"kind": kind, "site": site, "message": msg, "pid": list(san.pid()), "lane": lane},
+                    {
+                        "kind": kind,
+                        "site": site,
+                        "message": msg,
+                        "pid": list(san.pid()),
+                        "lane": lane,
+                    },
                 )
             # Reported, not raised: the run goes on.
 
@@ -471,7 +491,10 @@ class Sanitizer:
         def _bench(at: Any, *args: Any, config: Any, **meta: Any) -> Any:
             tensors = [a for a in list(args) + list(meta.values()) if isinstance(a, torch.Tensor)]
             snap = [t.clone() for t in tensors]
-            at._do_bench = lambda kernel_call, quantiles: (kernel_call(), [1.0, 1.0, 1.0])[1]
+            at._do_bench = lambda kernel_call, quantiles: (
+                kernel_call(),
+                [1.0, 1.0, 1.0],
+            )[1]
             try:
                 res = orig_bench(at, *args, config=config, **meta)
             finally:
