@@ -403,7 +403,22 @@ class Sanitizer:
                 san.launch = prev
 
         interp.GridExecutor.__call__ = grid_call
+        self._install_compat()
         self._install_autotune()
+
+    def _install_compat(self) -> None:
+        """Triton 3.6's `tensor.__index__` does `int()` on a shape-(1,) array, which numpy >= 2.5
+        rejects (so `range(0, n, BLOCK)` fails); 3.9 squeezes first. Do the same on 3.6."""
+        interp = self.interp
+        orig = getattr(interp, "_patch_lang_tensor", None)
+        if orig is None:
+            return
+
+        def _patch_lang_tensor(tensor: Any, scope: Any) -> None:
+            orig(tensor, scope)
+            scope.set_attr(tensor, "__index__", lambda t: int(np.asarray(t.handle.data).squeeze()))
+
+        interp._patch_lang_tensor = _patch_lang_tensor
 
     def _reverser(self, fn: Any) -> Any:
         """Run every program in reverse grid order on the first call (order-dependence probe)."""
