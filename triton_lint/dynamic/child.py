@@ -35,6 +35,7 @@ POISONS = ("inf", "seven", "nan", "neginf")
 _LIB_DIRS = (
     os.path.dirname(torch.__file__),
     os.path.dirname(os.path.dirname(__file__)),
+    os.path.dirname(os.path.abspath(importlib.util.find_spec("triton").origin or "")),  # type: ignore[union-attr]
 )
 
 # Default tolerances per output dtype: (rtol, atol before scaling by the data's magnitude).
