@@ -21,6 +21,13 @@ def _measure(mode: str, repeats: int) -> dict[str, float]:
         from triton_lint.dynamic.sanitizer import Sanitizer
 
         Sanitizer()
+    else:
+        # Only the Triton 3.6 / numpy >= 2.5 compatibility fix, so both modes can run.
+        import triton.runtime.interpreter as interp
+
+        from triton_lint.dynamic.sanitizer import install_compat
+
+        install_compat(interp)
     import torch
     import triton
     import triton.language as tl

@@ -32,7 +32,9 @@ def test_codes_metadata_complete() -> None:
 
 
 def test_discover_only_files_mentioning_stress_case(tmp_path: pathlib.Path) -> None:
-    (tmp_path / "a.py").write_text("from triton_lint import stress\n@stress.case(reference=None, inputs=[])\n")
+    (tmp_path / "a.py").write_text(
+        "from triton_lint import stress\n@stress.case(reference=None, inputs=[])\n"
+    )
     (tmp_path / "b.py").write_text("x = 1\n")
     (tmp_path / ".venv").mkdir()
     (tmp_path / ".venv" / "c.py").write_text("stress.case\n")
@@ -61,7 +63,11 @@ def test_confirm_marks_matching_static_findings(tmp_path: pathlib.Path) -> None:
         _finding("TL103", path, 30),
         _finding("TL200", path, 10),
     ]
-    dynamic = [_finding("TL901", path, 10), _finding("TL905", path, 21), _finding("TL903", path, 30)]
+    dynamic = [
+        _finding("TL901", path, 10),
+        _finding("TL905", path, 21),
+        _finding("TL903", path, 30),
+    ]
     confirm(static, dynamic)
     assert static[0].properties["confirmed_at_runtime"] is True
     assert "confirmed at runtime" in static[0].message

@@ -11,10 +11,10 @@ pytest.importorskip("torch")
 pytest.importorskip("triton")
 pytest.importorskip("numpy")
 
-from triton_lint.dynamic import run_file  # noqa: E402
-from triton_lint.finding import Finding  # noqa: E402
+from triton_lint.dynamic import run_file
+from triton_lint.finding import Finding
 
-from .conftest import FIXTURES, line_of  # noqa: E402
+from .conftest import FIXTURES, line_of
 
 _cache: dict[str, dict[str, set[tuple[str, int]]]] = {}
 

@@ -244,7 +244,7 @@ class CaseRunner:
             and not (combo.pattern == "near_max" and has_mismatch)
             and combo.layout == "contiguous"  # gaps of sliced inputs hold NaN on purpose
         )
-        for k, (out, exp) in enumerate(zip(res.outputs, ref)):
+        for k, (out, exp) in enumerate(zip(res.outputs, ref, strict=False)):
             if tuple(out.shape) != tuple(exp.shape):
                 self.add(
                     "TL903",
@@ -476,7 +476,7 @@ class CaseRunner:
         if tr.error is not None or k >= len(tr.outputs) or not tr.stores:
             return tr, None, None
         t = tr.outputs[k]
-        addr = t.data_ptr() + sum(i * s for i, s in zip(idx, t.stride())) * t.element_size()
+        addr = t.data_ptr() + sum(i * s for i, s in zip(idx, t.stride(), strict=False)) * t.element_size()
         for pid, site, addrs in reversed(tr.stores):
             if np.any(addrs == np.uint64(addr)):
                 return tr, site, pid
@@ -569,7 +569,7 @@ def _same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
     """Bitwise equality (NaN equal to NaN) of two output lists."""
     if len(a) != len(b):
         return False
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x.shape != y.shape or x.dtype != y.dtype:
             return False
         if x.dtype.is_floating_point:

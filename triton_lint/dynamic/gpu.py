@@ -35,7 +35,9 @@ def compiled_variants(kernel: Any) -> int:
     return total
 
 
-def recompilation_finding(kernel: Any, sizes: list[Any], *, case: str | None = None) -> Finding | None:
+def recompilation_finding(
+    kernel: Any, sizes: list[Any], *, case: str | None = None
+) -> Finding | None:
     """TL907 when a kernel compiled (almost) one variant per distinct size it was launched with."""
     distinct = len(set(map(repr, sizes)))
     variants = compiled_variants(kernel)

@@ -88,10 +88,10 @@ def dim_combos(case: Case) -> list[dict[str, int]]:
     for v in values:
         total *= len(v)
     if total <= MAX_DIM_COMBOS:
-        return [dict(zip(names, combo)) for combo in itertools.product(*values)]
+        return [dict(zip(names, combo, strict=False)) for combo in itertools.product(*values)]
     longest = max(len(v) for v in values)
     return [
-        {n: v[(i + j) % len(v)] for j, (n, v) in enumerate(zip(names, values))}
+        {n: v[(i + j) % len(v)] for j, (n, v) in enumerate(zip(names, values, strict=False))}
         for i in range(longest)
     ]
 
@@ -187,7 +187,7 @@ def make_tensor(
     if combo.layout == "transposed" and x.dim() >= 2:
         x = x.transpose(-1, -2).contiguous().transpose(-1, -2)
     elif combo.layout == "sliced" and x.dim() >= 1:
-        wide = torch.empty(shape[:-1] + [shape[-1] * 2], dtype=dtype)
+        wide = torch.empty([*shape[:-1], shape[-1] * 2], dtype=dtype)
         wide[..., ::2] = x
         wide[..., 1::2] = x if not dtype.is_floating_point else float("nan")
         x = wide[..., ::2]
@@ -198,7 +198,7 @@ def make_args(case: Case, combo: Combo, seed: int = 0) -> list[Any]:
     """Fresh arguments for a run; the same combo and seed always gives the same values."""
     g = torch.Generator().manual_seed(seed)
     args: list[Any] = []
-    for spec, dt in zip(case.inputs, combo.dtypes):
+    for spec, dt in zip(case.inputs, combo.dtypes, strict=False):
         if isinstance(spec, ScalarSpec):
             args.append(spec.value(dict(combo.dims)) if callable(spec.value) else spec.value)
         else:

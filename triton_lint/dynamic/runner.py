@@ -162,7 +162,6 @@ def _watch(
 ) -> int | None:
     """Follow the child's event file; return the case index to restart from, or None when finished."""
     pos = 0
-    names: list[str] = []
     lines: list[int] = []
     current: tuple[int, str] | None = None
     started = time.monotonic()
@@ -182,7 +181,7 @@ def _watch(
                 ev = json.loads(raw)
                 kind = ev["event"]
                 if kind == "cases":
-                    names, lines = ev["names"], ev["lines"]
+                    _names, lines = ev["names"], ev["lines"]
                 elif kind == "start":
                     current = (ev["index"], ev["name"])
                     started = time.monotonic()

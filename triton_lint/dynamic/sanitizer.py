@@ -100,7 +100,7 @@ def _tensor_extent(t: Any) -> tuple[int, int]:
     lo = int(t.data_ptr())
     if t.numel() == 0:
         return lo, lo
-    span = sum((s - 1) * st for s, st in zip(t.shape, t.stride()) if s > 0)
+    span = sum((s - 1) * st for s, st in zip(t.shape, t.stride(), strict=False) if s > 0)
     return lo, lo + (span + 1) * t.element_size()
 
 
@@ -321,7 +321,7 @@ class Sanitizer:
             md = np.asarray(checked.data if isinstance(checked, san.TensorHandle) else checked)
             if not md.all():
                 # CAS has no mask: redirect bad lanes to a scratch word so nothing is touched.
-                scratch = np.zeros(np.shape(ptr.data) + (1,), dtype=np.uint64)
+                scratch = np.zeros((*np.shape(ptr.data), 1), dtype=np.uint64)
                 san._scratch = scratch
                 data = np.where(md, ptr.data, np.uint64(scratch.ctypes.data))
                 ptr = san.TensorHandle(data.astype(np.uint64), ptr.dtype)
@@ -403,22 +403,8 @@ class Sanitizer:
                 san.launch = prev
 
         interp.GridExecutor.__call__ = grid_call
-        self._install_compat()
+        install_compat(interp)
         self._install_autotune()
-
-    def _install_compat(self) -> None:
-        """Triton 3.6's `tensor.__index__` does `int()` on a shape-(1,) array, which numpy >= 2.5
-        rejects (so `range(0, n, BLOCK)` fails); 3.9 squeezes first. Do the same on 3.6."""
-        interp = self.interp
-        orig = getattr(interp, "_patch_lang_tensor", None)
-        if orig is None:
-            return
-
-        def _patch_lang_tensor(tensor: Any, scope: Any) -> None:
-            orig(tensor, scope)
-            scope.set_attr(tensor, "__index__", lambda t: int(np.asarray(t.handle.data).squeeze()))
-
-        interp._patch_lang_tensor = _patch_lang_tensor
 
     def _reverser(self, fn: Any) -> Any:
         """Run every program in reverse grid order on the first call (order-dependence probe)."""
@@ -514,7 +500,7 @@ class Sanitizer:
                 res = orig_bench(at, *args, config=config, **meta)
             finally:
                 outs = [t.clone() for t in tensors]
-                for t, s in zip(tensors, snap):
+                for t, s in zip(tensors, snap, strict=False):
                     t.copy_(s)
             key = tuple((t.data_ptr(), tuple(t.shape)) for t in tensors)
             prev = san._autotune_rounds.get(id(at))
@@ -548,7 +534,7 @@ class Sanitizer:
 
 def _first_difference(a: list[Any], b: list[Any]) -> tuple[int, int] | None:
     """First (tensor index, flat element) where two output snapshots differ beyond a loose tolerance."""
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         xn = x.detach().double().numpy().ravel() if x.is_floating_point() else x.numpy().ravel()
         yn = y.detach().double().numpy().ravel() if y.is_floating_point() else y.numpy().ravel()
         if x.is_floating_point():
@@ -558,3 +544,18 @@ def _first_difference(a: list[Any], b: list[Any]) -> tuple[int, int] | None:
         if not ok.all():
             return i, int(np.argmin(ok))
     return None
+
+
+def install_compat(interp: Any) -> None:
+    """Triton 3.6's `tensor.__index__` does `int()` on a shape-(1,) array, which numpy >= 2.5
+    rejects (so `range(0, n, BLOCK)` fails); 3.9 squeezes first. Do the same on 3.6."""
+    orig = getattr(interp, "_patch_lang_tensor", None)
+    if orig is None or getattr(orig, "_tl_compat", False):
+        return
+
+    def _patch_lang_tensor(tensor: Any, scope: Any) -> None:
+        orig(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda t: int(np.asarray(t.handle.data).squeeze()))
+
+    _patch_lang_tensor._tl_compat = True  # type: ignore[attr-defined]
+    interp._patch_lang_tensor = _patch_lang_tensor
