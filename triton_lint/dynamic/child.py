@@ -231,7 +231,8 @@ class CaseRunner:
             self.add(
                 "TL903",
                 self.case_site(),
-                f"wrapper returned {len(res.outputs)} tensor(s), reference {len(ref)} {combo.short()}",
+                f"wrapper returned {len(res.outputs)} tensor(s), reference {len(ref)} "
+                f"{combo.short()}",
                 combo,
                 {},
             )
@@ -249,7 +250,8 @@ class CaseRunner:
                 self.add(
                     "TL903",
                     self.case_site(),
-                    f"output {k} has shape {tuple(out.shape)}, reference {tuple(exp.shape)} {combo.short()}",
+                    f"output {k} has shape {tuple(out.shape)}, reference {tuple(exp.shape)} "
+                    f"{combo.short()}",
                     combo,
                     {"output": k},
                 )
@@ -333,7 +335,8 @@ class CaseRunner:
                     self.add(
                         "TL905",
                         site,
-                        f"output changes when masked-off lanes of this load (no `other=`) hold {kind}; "
+                        "output changes when masked-off lanes of this load (no `other=`) hold "
+                        f"{kind}; "
                         f"the kernel depends on undefined values {combo.short()}",
                         combo,
                         {"poison": kind},
@@ -347,7 +350,8 @@ class CaseRunner:
             self.add(
                 "TL904",
                 self.case_site(),
-                f"two runs with the same inputs differ bitwise (second run executed programs in reverse order) "
+                "two runs with the same inputs differ bitwise (second run executed programs in "
+                "reverse order) "
                 f"{combo.short()}",
                 combo,
                 {},
@@ -395,9 +399,12 @@ class CaseRunner:
             if kind == "oob":
                 shape = ev.get("arg_shape")
                 msg = (
-                    f"out-of-bounds {ev['op']} of `{ev['arg']}` (shape {tuple(shape) if shape else '?'}, "
-                    f"{ev.get('arg_dtype')}) in program {tuple(ev['pid'])}, lane {tuple(ev['lane'])}: element "
-                    f"offset(s) {ev['offsets']} outside the tensor; {ev['bad_lanes']} lane(s) masked off "
+                    f"out-of-bounds {ev['op']} of `{ev['arg']}` (shape "
+                    f"{tuple(shape) if shape else '?'}, "
+                    f"{ev.get('arg_dtype')}) in program {tuple(ev['pid'])}, lane "
+                    f"{tuple(ev['lane'])}: element "
+                    f"offset(s) {ev['offsets']} outside the tensor; {ev['bad_lanes']} lane(s) "
+                    "masked off "
                     f"{combo.short()}"
                 )
                 props = {
@@ -419,7 +426,8 @@ class CaseRunner:
                 self.add(code, site, msg, combo, {"pid": ev["pid"], "lane": ev["lane"]})
             elif kind == "autotune":
                 msg = (
-                    f"autotune config {ev['config']} gives a different output from {ev['baseline_config']} "
+                    f"autotune config {ev['config']} gives a different output from "
+                    f"{ev['baseline_config']} "
                     f"(output {ev['tensor_index']}, element {ev['element']}) {combo.short()}"
                 )
                 self.add(
@@ -462,7 +470,8 @@ class CaseRunner:
         self.add(
             "TL906",
             site,
-            f"{int(unwritten.sum())} of {out.numel()} element(s) of output {k} allocated here with torch.empty* "
+            f"{int(unwritten.sum())} of {out.numel()} element(s) of output {k} allocated here "
+            "with torch.empty* "
             f"were never written by the kernel (first at index {idx}) {combo.short()}",
             combo,
             {"output": k, "index": list(idx), "unwritten": int(unwritten.sum())},
@@ -476,7 +485,10 @@ class CaseRunner:
         if tr.error is not None or k >= len(tr.outputs) or not tr.stores:
             return tr, None, None
         t = tr.outputs[k]
-        addr = t.data_ptr() + sum(i * s for i, s in zip(idx, t.stride(), strict=False)) * t.element_size()
+        addr = (
+            t.data_ptr()
+            + sum(i * s for i, s in zip(idx, t.stride(), strict=False)) * t.element_size()
+        )
         for pid, site, addrs in reversed(tr.stores):
             if np.any(addrs == np.uint64(addr)):
                 return tr, site, pid
@@ -497,7 +509,8 @@ class CaseRunner:
         self.add(
             "TL902",
             site,  # type: ignore[arg-type]
-            f"output {k} has {int(nonfinite.sum())} non-finite element(s) (first {o[idx]} at index {idx}, "
+            f"output {k} has {int(nonfinite.sum())} non-finite element(s) (first {o[idx]} at "
+            f"index {idx}, "
             f"reference {e[idx]}) with finite inputs; {where} {combo.short()}",
             combo,
             {
@@ -524,14 +537,17 @@ class CaseRunner:
         hint = ""
         if combo.layout != "contiguous":
             hint = (
-                f"; the wrapper accepts a {combo.layout} (non-contiguous) input but ignores its strides: "
+                f"; the wrapper accepts a {combo.layout} (non-contiguous) input but ignores its "
+                "strides: "
                 "pass strides to the kernel or call .contiguous()"
             )
         self.add(
             "TL903",
             site,
-            f"output {k}: {int(bad.sum())} of {bad.size} element(s) beyond tolerance; worst at index {idx}: "
-            f"got {o[idx]}, expected {e[idx]} (written by program {tuple(pid) if pid else '?'}){hint} {combo.short()}",
+            f"output {k}: {int(bad.sum())} of {bad.size} element(s) beyond tolerance; worst at "
+            f"index {idx}: "
+            f"got {o[idx]}, expected {e[idx]} (written by program "
+            f"{tuple(pid) if pid else '?'}){hint} {combo.short()}",
             combo,
             {
                 "output": k,

@@ -28,10 +28,13 @@ CODES: dict[str, DynamicCode] = {
             "out-of-bounds-access",
             Category.MEMORY_SAFETY,
             Severity.ERROR,
-            "An active lane of a load, store or atomic touched memory outside the tensor its pointer derives from.",
-            "On a GPU this reads garbage, corrupts a neighbouring allocation or faults; the interpreter does no "
+            "An active lane of a load, store or atomic touched memory outside the tensor its "
+            "pointer derives from.",
+            "On a GPU this reads garbage, corrupts a neighbouring allocation or faults; the "
+            "interpreter does no "
             "bounds checks, so tests pass while production runs are wrong.",
-            "Mask the access with the tensor's extent (e.g. `mask=offs < n_elements`) and check the grid covers "
+            "Mask the access with the tensor's extent (e.g. `mask=offs < n_elements`) and check "
+            "the grid covers "
             "exactly the output.",
         ),
         DynamicCode(
@@ -40,9 +43,11 @@ CODES: dict[str, DynamicCode] = {
             Category.NUMERICS,
             Severity.ERROR,
             "The kernel produced NaN/Inf where the inputs and the reference are finite.",
-            "Overflow in exp, division by a zero sum, or a missing max-subtraction makes results non-finite only "
+            "Overflow in exp, division by a zero sum, or a missing max-subtraction makes results "
+            "non-finite only "
             "for some input ranges, which unit tests with small random values rarely hit.",
-            "Stabilise the operation named in the finding (subtract the row max before exp, clamp, accumulate "
+            "Stabilise the operation named in the finding (subtract the row max before exp, "
+            "clamp, accumulate "
             "in float32).",
         ),
         DynamicCode(
@@ -51,9 +56,11 @@ CODES: dict[str, DynamicCode] = {
             Category.CORRECTNESS,
             Severity.ERROR,
             "The kernel's output differs from the PyTorch reference beyond tolerance.",
-            "A mismatch on edge sizes, dtypes or value patterns is a correctness bug even when the common case "
+            "A mismatch on edge sizes, dtypes or value patterns is a correctness bug even when "
+            "the common case "
             "passes.",
-            "Reproduce with the witness (dims, dtype, pattern, element index, program id) and fix the indexing "
+            "Reproduce with the witness (dims, dtype, pattern, element index, program id) and fix "
+            "the indexing "
             "or precision it points to.",
         ),
         DynamicCode(
@@ -61,9 +68,12 @@ CODES: dict[str, DynamicCode] = {
             "nondeterministic-output",
             Category.CORRECTNESS,
             Severity.WARNING,
-            "Two runs with the same inputs (programs in a different order) gave bitwise different outputs.",
-            "Races and order-dependent float atomics make results irreproducible across runs and GPUs.",
-            "Avoid cross-program races; use a deterministic reduction instead of float atomics where "
+            "Two runs with the same inputs (programs in a different order) gave bitwise different "
+            "outputs.",
+            "Races and order-dependent float atomics make results irreproducible across runs and "
+            "GPUs.",
+            "Avoid cross-program races; use a deterministic reduction instead of float atomics "
+            "where "
             "reproducibility matters.",
         ),
         DynamicCode(
@@ -72,7 +82,8 @@ CODES: dict[str, DynamicCode] = {
             Category.CORRECTNESS,
             Severity.ERROR,
             "The output depends on masked-off lanes of a load that has no `other=`.",
-            "Masked-off lanes are undefined on a GPU; the interpreter fills them with 0, which hides the bug for "
+            "Masked-off lanes are undefined on a GPU; the interpreter fills them with 0, which "
+            "hides the bug for "
             "sums but not for max or products.",
             "Pass the reduction's identity as `other=` (0 for sum, -inf for max, 1 for product).",
         ),
@@ -82,9 +93,11 @@ CODES: dict[str, DynamicCode] = {
             Category.CORRECTNESS,
             Severity.ERROR,
             "Output elements allocated with `torch.empty*` were never written by the kernel.",
-            "Unwritten elements hold whatever the allocator left there: usually zeros in tests, garbage in "
+            "Unwritten elements hold whatever the allocator left there: usually zeros in tests, "
+            "garbage in "
             "production.",
-            "Make the grid and store mask cover the whole output, or allocate with `torch.zeros` if the kernel "
+            "Make the grid and store mask cover the whole output, or allocate with `torch.zeros` "
+            "if the kernel "
             "writes sparsely on purpose.",
         ),
         DynamicCode(
@@ -93,7 +106,8 @@ CODES: dict[str, DynamicCode] = {
             Category.PERFORMANCE,
             Severity.WARNING,
             "The kernel compiled a new variant for (almost) every input size.",
-            "A runtime value marked `tl.constexpr` recompiles per distinct value, costing seconds per call.",
+            "A runtime value marked `tl.constexpr` recompiles per distinct value, costing seconds "
+            "per call.",
             "Pass sizes as regular arguments; keep constexpr for block sizes and flags.",
         ),
         DynamicCode(
@@ -102,9 +116,11 @@ CODES: dict[str, DynamicCode] = {
             Category.CORRECTNESS,
             Severity.ERROR,
             "A stress case crashed, hung, or raised an error in the wrapper or the interpreter.",
-            "A segfault, hang or exception on an edge size is a bug users will hit; it is isolated so the run "
+            "A segfault, hang or exception on an edge size is a bug users will hit; it is "
+            "isolated so the run "
             "goes on.",
-            "Run the case alone (`triton_lint.stress.run(fn)`) with the reported dims/dtype/pattern.",
+            "Run the case alone (`triton_lint.stress.run(fn)`) with the reported "
+            "dims/dtype/pattern.",
         ),
         DynamicCode(
             "TL909",
@@ -113,14 +129,16 @@ CODES: dict[str, DynamicCode] = {
             Severity.ERROR,
             "A `tl.device_assert` failed (the interpreter drops these unless debug is on).",
             "The kernel's own invariant is violated for this input.",
-            "Fix the caller or the kernel so the asserted invariant holds, or validate inputs on the host.",
+            "Fix the caller or the kernel so the asserted invariant holds, or validate inputs on "
+            "the host.",
         ),
         DynamicCode(
             "TL910",
             "integer-overflow",
             Category.NUMERICS,
             Severity.ERROR,
-            "A 32-bit integer add/sub/mul overflowed (usually offset arithmetic on a large tensor).",
+            "A 32-bit integer add/sub/mul overflowed (usually offset arithmetic on a large "
+            "tensor).",
             "Overflowing offsets wrap to negative addresses and read or write the wrong memory.",
             "Cast the program id or the stride to `tl.int64` before multiplying.",
         ),
@@ -130,9 +148,11 @@ CODES: dict[str, DynamicCode] = {
             Category.CORRECTNESS,
             Severity.ERROR,
             "One `@triton.autotune` config produces a different output from the others.",
-            "The autotuner picks configs by speed on the user's GPU, so a wrong config ships silently on some "
+            "The autotuner picks configs by speed on the user's GPU, so a wrong config ships "
+            "silently on some "
             "machines.",
-            "Fix the kernel for that config's block sizes (usually a missing mask or a block-size assumption), or "
+            "Fix the kernel for that config's block sizes (usually a missing mask or a block-size "
+            "assumption), or "
             "drop the config.",
         ),
     )

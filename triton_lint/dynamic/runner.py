@@ -217,7 +217,8 @@ def _watch(
                     display,
                     lines[idx] if idx < len(lines) else 1,
                     name,
-                    f"stress case `{name}` crashed the child process ({why}); stderr: {tail[-300:]}",
+                    f"stress case `{name}` crashed the child process ({why}); stderr: "
+                    f"{tail[-300:]}",
                     {"returncode": rc, "stderr": tail},
                 )
             )
@@ -242,7 +243,8 @@ def _watch(
                     display,
                     lines[idx] if idx < len(lines) else 1,
                     name,
-                    f"stress case `{name}` did not finish within {timeout:.0f}s (hang?); it was killed",
+                    f"stress case `{name}` did not finish within {timeout:.0f}s (hang?); it was "
+                    "killed",
                     {"timeout": timeout},
                 )
             )
