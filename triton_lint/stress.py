@@ -28,7 +28,7 @@ class TensorSpec:
 
 @dataclass(frozen=True)
 class ScalarSpec:
-    """A non-tensor argument; a callable receives the resolved dims dict (e.g. `lambda d: d["N"]`)."""
+    """A non-tensor argument; a callable gets the dims dict (e.g. `lambda d: d["N"]`)."""
 
     value: Any
 

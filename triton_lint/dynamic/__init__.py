@@ -27,7 +27,7 @@ CONFIRMING_DYNAMIC = frozenset({"TL901", "TL905"})
 
 
 def confirm(static: list[Finding], dynamic: list[Finding]) -> None:
-    """Mark TL101/TL102/TL103 findings whose line a TL901/TL905 finding hit at runtime (in place)."""
+    """Mark TL101/TL102/TL103 findings hit at runtime by TL901/TL905 (in place)."""
     hits: dict[tuple[str, int], list[Finding]] = {}
     for d in dynamic:
         if d.code in CONFIRMING_DYNAMIC:

@@ -48,7 +48,7 @@ TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
 
 
 def _fill_value(dtype: torch.dtype, alt: bool) -> float | int | None:
-    """What `torch.empty*` is filled with during a run (two values to prove an element unwritten)."""
+    """What `torch.empty*` is filled with during a run (two fills prove unwritten)."""
     if dtype.is_floating_point:
         return 1357.0 if alt else float("nan")
     if dtype == torch.bool:
@@ -118,7 +118,7 @@ def _filled_empty(alt: bool, sites: dict[int, Site]) -> Iterator[None]:
 
 
 def _flatten(value: Any, args: list[Any]) -> list[torch.Tensor]:
-    """Tensors of a wrapper/reference result; `None` means the tensor arguments were updated in place."""
+    """Tensors of a wrapper/reference result: `None` means in-place arguments."""
     if value is None:
         return [a for a in args if isinstance(a, torch.Tensor)]
     if isinstance(value, torch.Tensor):
@@ -294,7 +294,7 @@ class CaseRunner:
     def mismatch(
         self, out: torch.Tensor, exp: torch.Tensor, args: list[Any]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Boolean mask of elements beyond tolerance (NaN equal where the reference has NaN) and |error|."""
+        """Boolean mask of elements beyond tolerance, and |error|."""
         if not out.dtype.is_floating_point and not exp.dtype.is_floating_point:
             o, e = out.numpy().astype(np.int64), exp.numpy().astype(np.int64)
             bad = o != e
@@ -318,7 +318,7 @@ class CaseRunner:
         return ~close, err
 
     def check_masked_lanes(self, res: RunResult, combo: Combo) -> None:
-        """TL905: poison masked-off lanes of loads without `other=`; a changed output is a dependency."""
+        """TL905: poison masked-off lanes of loads without `other=`; watch the output."""
         lines = {site[1] for site in res.masked_loads} - self.tl905_done
         if not lines:
             return
@@ -422,7 +422,8 @@ class CaseRunner:
                 self.add("TL901", site, msg, combo, props, dedup=ev["arg"])
             elif kind in ("assert", "overflow"):
                 code = "TL910" if kind == "overflow" else "TL909"
-                msg = f"{ev['message']} in program {tuple(ev['pid'])}, lane {tuple(ev['lane'])} {combo.short()}"
+                where = f"program {tuple(ev['pid'])}, lane {tuple(ev['lane'])}"
+                msg = f"{ev['message']} in {where} {combo.short()}"
                 self.add(code, site, msg, combo, {"pid": ev["pid"], "lane": ev["lane"]})
             elif kind == "autotune":
                 msg = (
@@ -480,7 +481,7 @@ class CaseRunner:
     def _writer(
         self, combo: Combo, k: int, idx: tuple[int, ...]
     ) -> tuple[RunResult, Site | None, list[int] | None]:
-        """Re-run with the op tracer and store log; find the program and line that wrote element idx."""
+        """Re-run with the op tracer and store log: who wrote element idx."""
         tr = self.call(combo, trace=True)
         if tr.error is not None or k >= len(tr.outputs) or not tr.stores:
             return tr, None, None
@@ -502,7 +503,8 @@ class CaseRunner:
         first = tr.first_nonfinite
         if first is not None:
             site = tuple(first["site"])
-            where = f"`{first['op']}` produced the first non-finite value (program {tuple(first['pid'])})"
+            pid0 = tuple(first["pid"])
+            where = f"`{first['op']}` produced the first non-finite value (program {pid0})"
         else:
             site = store_site or self.case_site()
             where = "no traced op produced it from finite inputs (likely a reduction overflowed)"

@@ -21,7 +21,7 @@ def _jit_function(kernel: Any) -> Any:
 
 
 def compiled_variants(kernel: Any) -> int:
-    """Compiled specialisations a JITFunction holds, over all devices (tolerant of 3.6-3.9 layouts)."""
+    """Compiled specialisations a JITFunction holds, on all devices (3.6-3.9 layouts)."""
     fn = _jit_function(kernel)
     caches = getattr(fn, "device_caches", None)
     total = 0

@@ -1,4 +1,4 @@
-"""Input generation for stress cases: edge sizes, value patterns and layouts (child process only)."""
+"""Input generation for stress cases: sizes, value patterns, layouts (child only)."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def dim_combos(case: Case) -> list[dict[str, int]]:
 
 
 def dtype_variants(case: Case) -> list[tuple[Any, ...]]:
-    """Variant k gives every tensor its k-th dtype (cycling), so a shared tuple is tested per dtype."""
+    """Variant k gives every tensor its k-th dtype (cycling through each tuple)."""
     tensor_specs = [s for s in case.inputs if isinstance(s, TensorSpec)]
     n = max((len(s.dtypes) for s in tensor_specs), default=1)
     out = []
@@ -112,7 +112,7 @@ def dtype_variants(case: Case) -> list[tuple[Any, ...]]:
 
 
 def combos(case: Case) -> Iterator[Combo]:
-    """Every dims x dtypes x pattern (contiguous), plus each other layout with the normal pattern."""
+    """dims x dtypes x patterns (contiguous), plus other layouts with the first pattern."""
     patterns = case.patterns or PATTERNS
     has_2d = any(isinstance(s, TensorSpec) and len(s.dims) >= 2 for s in case.inputs)
     layouts = [
@@ -173,7 +173,7 @@ def _fill_float(
 def make_tensor(
     spec: TensorSpec, dtype: torch.dtype, combo: Combo, g: torch.Generator
 ) -> torch.Tensor:
-    """One input tensor with the combo's pattern and layout (the logical shape is always the spec's)."""
+    """One input tensor with the combo's pattern and layout (logical shape = spec's)."""
     shape = _shape(spec, combo.dims)
     if dtype.is_floating_point:
         x = _fill_float(shape, dtype, combo.pattern, g)

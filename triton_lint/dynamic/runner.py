@@ -1,4 +1,4 @@
-"""Parent side of the dynamic engine: find stress cases, run them in child processes, collect findings.
+"""Parent side of the dynamic engine: run stress cases in child processes.
 
 Never imports torch or triton: each file's cases run in `python -m triton_lint.dynamic.child`
 with `TRITON_INTERPRET=1`. A case that crashes or exceeds the timeout becomes a TL908 finding and
@@ -57,7 +57,7 @@ def discover(paths: Iterable[pathlib.Path]) -> list[pathlib.Path]:
 
 
 def finding_from_dict(d: dict[str, Any], path_map: dict[str, str]) -> Finding:
-    """Rebuild a Finding sent by the child; absolute paths are mapped back to the user's spelling."""
+    """Rebuild a Finding sent by the child; paths mapped back to the user's spelling."""
     code = d["code"]
     meta = CODES[code]
     line = int(d.get("line") or 1)
@@ -160,7 +160,7 @@ def _watch(
     findings: list[Finding],
     on_case: Callable[[str], None] | None,
 ) -> int | None:
-    """Follow the child's event file; return the case index to restart from, or None when finished."""
+    """Follow the child's event file; return the case to restart from, or None."""
     pos = 0
     lines: list[int] = []
     current: tuple[int, str] | None = None

@@ -135,7 +135,7 @@ class Sanitizer:
         self._event_keys: set[tuple[Any, ...]] = set()
 
     def set_trace(self, on: bool) -> None:
-        """Enable the op tracer (TL902 diagnosis) and the store log (program id of a bad element)."""
+        """Enable the op tracer (TL902) and the store log (who wrote a bad element)."""
         b = self.builder
         if on:
             self.stores = []
@@ -533,7 +533,7 @@ class Sanitizer:
 
 
 def _first_difference(a: list[Any], b: list[Any]) -> tuple[int, int] | None:
-    """First (tensor index, flat element) where two output snapshots differ beyond a loose tolerance."""
+    """First (tensor index, flat element) where two output snapshots differ (loose tolerance)."""
     for i, (x, y) in enumerate(zip(a, b, strict=False)):
         xn = x.detach().double().numpy().ravel() if x.is_floating_point() else x.numpy().ravel()
         yn = y.detach().double().numpy().ravel() if y.is_floating_point() else y.numpy().ravel()
