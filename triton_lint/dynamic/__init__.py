@@ -1,0 +1,55 @@
+"""The dynamic engine: run `@stress.case` wrappers under the sanitising Triton interpreter.
+
+Importing this package is cheap (no torch/triton); the work happens in child processes.
+Entry points for the CLI: `run_paths` and `confirm`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from triton_lint.dynamic.codes import CODES, DynamicCode
+from triton_lint.dynamic.runner import DEFAULT_TIMEOUT, discover, run_file, run_paths
+from triton_lint.finding import Finding
+
+__all__ = [
+    "CODES",
+    "DEFAULT_TIMEOUT",
+    "DynamicCode",
+    "confirm",
+    "discover",
+    "run_file",
+    "run_paths",
+]
+
+CONFIRMABLE_STATIC = frozenset({"TL101", "TL102", "TL103"})
+CONFIRMING_DYNAMIC = frozenset({"TL901", "TL905"})
+
+
+def confirm(static: list[Finding], dynamic: list[Finding]) -> None:
+    """Mark TL101/TL102/TL103 findings hit at runtime by TL901/TL905 (in place)."""
+    hits: dict[tuple[str, int], list[Finding]] = {}
+    for d in dynamic:
+        if d.code in CONFIRMING_DYNAMIC:
+            hits.setdefault((os.path.realpath(d.path), d.line), []).append(d)
+    for s in static:
+        if s.code not in CONFIRMABLE_STATIC or s.properties.get("confirmed_at_runtime"):
+            continue
+        real = os.path.realpath(s.path)
+        matched = [
+            d
+            for line in range(s.span.line, max(s.span.end_line, s.span.line) + 1)
+            for d in hits.get((real, line), [])
+        ]
+        if not matched:
+            continue
+        codes = ", ".join(sorted({d.code for d in matched}))
+        case = matched[0].properties.get("case")
+        s.message = f"{s.message} (confirmed at runtime: {codes}" + (
+            f" in stress case `{case}`)" if case else ")"
+        )
+        s.properties = {
+            **s.properties,
+            "confirmed_at_runtime": True,
+            "confirmed_by": sorted({d.code for d in matched}),
+        }

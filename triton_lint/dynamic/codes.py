@@ -1,0 +1,164 @@
+"""Metadata for the dynamic (runtime) checks, kept in one place so docs can be generated from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from triton_lint.finding import Category, Severity
+
+
+@dataclass(frozen=True)
+class DynamicCode:
+    """One runtime check: identity, default severity and the text docs and reporters show."""
+
+    code: str
+    name: str
+    category: Category
+    severity: Severity
+    summary: str
+    rationale: str
+    fix: str
+
+
+CODES: dict[str, DynamicCode] = {
+    c.code: c
+    for c in (
+        DynamicCode(
+            "TL901",
+            "out-of-bounds-access",
+            Category.MEMORY_SAFETY,
+            Severity.ERROR,
+            "An active lane of a load, store or atomic touched memory outside the tensor its "
+            "pointer derives from.",
+            "On a GPU this reads garbage, corrupts a neighbouring allocation or faults; the "
+            "interpreter does no "
+            "bounds checks, so tests pass while production runs are wrong.",
+            "Mask the access with the tensor's extent (e.g. `mask=offs < n_elements`) and check "
+            "the grid covers "
+            "exactly the output.",
+        ),
+        DynamicCode(
+            "TL902",
+            "nan-or-inf",
+            Category.NUMERICS,
+            Severity.ERROR,
+            "The kernel produced NaN/Inf where the inputs and the reference are finite.",
+            "Overflow in exp, division by a zero sum, or a missing max-subtraction makes results "
+            "non-finite only "
+            "for some input ranges, which unit tests with small random values rarely hit.",
+            "Stabilise the operation named in the finding (subtract the row max before exp, "
+            "clamp, accumulate "
+            "in float32).",
+        ),
+        DynamicCode(
+            "TL903",
+            "reference-mismatch",
+            Category.CORRECTNESS,
+            Severity.ERROR,
+            "The kernel's output differs from the PyTorch reference beyond tolerance.",
+            "A mismatch on edge sizes, dtypes or value patterns is a correctness bug even when "
+            "the common case "
+            "passes.",
+            "Reproduce with the witness (dims, dtype, pattern, element index, program id) and fix "
+            "the indexing "
+            "or precision it points to.",
+        ),
+        DynamicCode(
+            "TL904",
+            "nondeterministic-output",
+            Category.CORRECTNESS,
+            Severity.WARNING,
+            "Two runs with the same inputs (programs in a different order) gave bitwise different "
+            "outputs.",
+            "Races and order-dependent float atomics make results irreproducible across runs and "
+            "GPUs.",
+            "Avoid cross-program races; use a deterministic reduction instead of float atomics "
+            "where "
+            "reproducibility matters.",
+        ),
+        DynamicCode(
+            "TL905",
+            "masked-lane-read",
+            Category.CORRECTNESS,
+            Severity.ERROR,
+            "The output depends on masked-off lanes of a load that has no `other=`.",
+            "Masked-off lanes are undefined on a GPU; the interpreter fills them with 0, which "
+            "hides the bug for "
+            "sums but not for max or products.",
+            "Pass the reduction's identity as `other=` (0 for sum, -inf for max, 1 for product).",
+        ),
+        DynamicCode(
+            "TL906",
+            "uninitialised-output",
+            Category.CORRECTNESS,
+            Severity.ERROR,
+            "Output elements allocated with `torch.empty*` were never written by the kernel.",
+            "Unwritten elements hold whatever the allocator left there: usually zeros in tests, "
+            "garbage in "
+            "production.",
+            "Make the grid and store mask cover the whole output, or allocate with `torch.zeros` "
+            "if the kernel "
+            "writes sparsely on purpose.",
+        ),
+        DynamicCode(
+            "TL907",
+            "recompilation",
+            Category.PERFORMANCE,
+            Severity.WARNING,
+            "The kernel compiled a new variant for (almost) every input size.",
+            "A runtime value marked `tl.constexpr` recompiles per distinct value, costing seconds "
+            "per call.",
+            "Pass sizes as regular arguments; keep constexpr for block sizes and flags.",
+        ),
+        DynamicCode(
+            "TL908",
+            "case-failed",
+            Category.CORRECTNESS,
+            Severity.ERROR,
+            "A stress case crashed, hung, or raised an error in the wrapper or the interpreter.",
+            "A segfault, hang or exception on an edge size is a bug users will hit; it is "
+            "isolated so the run "
+            "goes on.",
+            "Run the case alone (`triton_lint.stress.run(fn)`) with the reported "
+            "dims/dtype/pattern.",
+        ),
+        DynamicCode(
+            "TL909",
+            "device-assert-failed",
+            Category.CORRECTNESS,
+            Severity.ERROR,
+            "A `tl.device_assert` failed (the interpreter drops these unless debug is on).",
+            "The kernel's own invariant is violated for this input.",
+            "Fix the caller or the kernel so the asserted invariant holds, or validate inputs on "
+            "the host.",
+        ),
+        DynamicCode(
+            "TL910",
+            "integer-overflow",
+            Category.NUMERICS,
+            Severity.ERROR,
+            "A 32-bit integer add/sub/mul overflowed (usually offset arithmetic on a large "
+            "tensor).",
+            "Overflowing offsets wrap to negative addresses and read or write the wrong memory.",
+            "Cast the program id or the stride to `tl.int64` before multiplying.",
+        ),
+        DynamicCode(
+            "TL911",
+            "autotune-config-mismatch",
+            Category.CORRECTNESS,
+            Severity.ERROR,
+            "One `@triton.autotune` config produces a different output from the others.",
+            "The autotuner picks configs by speed on the user's GPU, so a wrong config ships "
+            "silently on some "
+            "machines.",
+            "Fix the kernel for that config's block sizes (usually a missing mask or a block-size "
+            "assumption), or "
+            "drop the config.",
+        ),
+    )
+}
+
+
+def lookup(code: str) -> DynamicCode:
+    """Return the metadata for a dynamic code (KeyError if unknown)."""
+    return CODES[code]
