@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
@@ -22,9 +23,14 @@ def relative_path(path: str, root: Path | None = None) -> str | None:
 
     None when the path lies outside the root (or is standard input's ``-``).
     """
+    return _relative(path, os.fspath(root) if root is not None else os.getcwd())
+
+
+@lru_cache(maxsize=8192)
+def _relative(path: str, root_name: str) -> str | None:
     if path == "-":
         return None
-    root = (root or Path.cwd()).resolve()
+    root = Path(root_name).resolve()
     try:
         absolute = Path(os.path.abspath(path))
         relative = absolute.relative_to(root)
