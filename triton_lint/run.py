@@ -9,6 +9,7 @@ from pathlib import Path
 
 from triton_lint.config import Config, config_for_directory
 from triton_lint.discovery import is_excluded, iter_python_files
+from triton_lint.dynamic_report import DynamicReport
 from triton_lint.engine import FileResult, lint_bytes, lint_text
 from triton_lint.finding import Finding
 from triton_lint.fixes import FixError, FixOutcome, fix_text, fixable, write_fixed
@@ -42,6 +43,8 @@ class RunResult:
     #: entries that no longer match any finding (fixed since the baseline was written).
     baselined: int = 0
     resolved_baseline: int = 0
+    #: Stress matrix and timings of a dynamic run (None for static-only runs).
+    dynamic: DynamicReport | None = None
 
 
 class Runner:

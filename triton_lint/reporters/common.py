@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from triton_lint.finding import Finding, Severity
 from triton_lint.fingerprint import fingerprint
+from triton_lint.rules import rules_by_code
 from triton_lint.run import RunResult
 
 #: Where rule pages live; SARIF `helpUri` and Markdown links point here.
@@ -70,3 +71,25 @@ def fingerprints(result: RunResult) -> dict[int, str]:
 
 def by_severity(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (SEVERITY_RANK[f.severity], f.sort_key()))
+
+
+def dynamic_code_docs() -> dict[str, object]:
+    """Metadata of the dynamic checks (``triton_lint.dynamic.codes.CODES``) when installed.
+
+    The dynamic engine lives in its own package; reports describe its codes when it is there
+    and fall back to what the findings carry otherwise. Importing it never imports torch.
+    """
+    try:
+        from triton_lint.dynamic.codes import CODES  # type: ignore[import-not-found]
+    except ImportError:
+        return {}
+    return dict(CODES)
+
+
+def how_to_fix(code: str) -> str | None:
+    """The documented fix of a static rule or dynamic check, None when unknown."""
+    rule = rules_by_code().get(code)
+    if rule is not None:
+        return rule.fix
+    docs = dynamic_code_docs().get(code)
+    return getattr(docs, "fix", None)

@@ -20,6 +20,7 @@ from triton_lint.reporters.common import (
     INFORMATION_URI,
     RULES_URL,
     by_severity,
+    dynamic_code_docs,
     fingerprints,
     uri_for,
 )
@@ -65,11 +66,23 @@ def _rule_descriptor(rule: Rule) -> dict[str, Any]:
 
 
 def _dynamic_descriptor(finding: Finding) -> dict[str, Any]:
-    """A code seen only in results (a dynamic check): describe it from the finding."""
-    return {
+    """A code that is not a static rule (a dynamic check): from its docs, else the finding."""
+    docs = dynamic_code_docs().get(finding.code)
+    summary = getattr(docs, "summary", None) or finding.name
+    descriptor: dict[str, Any] = {
         "id": finding.code,
         "name": finding.name,
-        "shortDescription": {"text": finding.name},
+        "shortDescription": {"text": summary},
+    }
+    rationale = getattr(docs, "rationale", None)
+    fix = getattr(docs, "fix", None)
+    if rationale:
+        descriptor["fullDescription"] = {"text": rationale}
+        text = f"{summary}\n\n{rationale}" + (f"\n\nHow to fix: {fix}" if fix else "")
+        markdown = f"# {finding.code} {finding.name}\n\n{summary}\n\n## Why it matters\n\n"
+        markdown += rationale + (f"\n\n## How to fix\n\n{fix}\n" if fix else "\n")
+        descriptor["help"] = {"text": text, "markdown": markdown}
+    return descriptor | {
         "helpUri": RULES_URL.format(code=finding.code),
         "defaultConfiguration": {"level": _LEVEL[finding.severity]},
         "properties": {
