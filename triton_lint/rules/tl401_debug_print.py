@@ -28,7 +28,8 @@ kernels or under a constexpr flag (`if DEBUG:`, compiled out when off) are delib
 reported."""
     fix = """\
 Delete the print, or gate it on a constexpr flag (`if DEBUG: tl.device_print("x", x)`) so it is
-compiled out by default."""
+compiled out by default. `triton-lint --fix` deletes the print statement (a print alone in its
+block becomes `pass`); the fix is unsafe when the print's arguments call something."""
     bad = """\
 import triton
 import triton.language as tl
