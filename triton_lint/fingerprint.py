@@ -8,8 +8,10 @@ above a finding leaves its fingerprint unchanged; editing the flagged code chang
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
+from functools import lru_cache
 
 from triton_lint.finding import Finding, Span
 
@@ -62,6 +64,30 @@ def _digest(finding: Finding, code: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:20]
 
 
+@lru_cache(maxsize=32)
+def _source(text: str) -> tuple[list[str], list[int], str]:
+    """Lines, the normalised length before each line, and the whole normalised text."""
+    lines = split_lines(text)
+    before: list[int] = []
+    total = 0
+    for line in lines:
+        before.append(total)
+        total += len(normalise(line))
+    return lines, before, normalise(text)
+
+
+@lru_cache(maxsize=4096)
+def _ends(text: str, code: str) -> list[int]:
+    """End positions (in the normalised text) of the non-overlapping occurrences of ``code``."""
+    _, _, whole = _source(text)
+    ends: list[int] = []
+    position = whole.find(code)
+    while position >= 0:
+        ends.append(position + len(code))
+        position = whole.find(code, position + len(code))
+    return ends
+
+
 def fingerprint(finding: Finding, source_text: str | None) -> str:
     """``HASH:N``: HASH of kernel + rule + normalised flagged code, N its occurrence index.
 
@@ -71,10 +97,14 @@ def fingerprint(finding: Finding, source_text: str | None) -> str:
     """
     if not source_text:
         return f"{_digest(finding, normalise(finding.message))}:0"
-    lines = split_lines(source_text)
+    lines, before, _ = _source(source_text)
     code, start = flagged_code(finding.span, lines)
+    if not code:
+        return f"{_digest(finding, code)}:0"
     line = min(finding.span.line, len(lines) + 1) - 1
-    prefix = "".join(lines[:line]) + (lines[line][:start] if line < len(lines) else "")
-    before = normalise(prefix)
-    occurrence = before.count(code) if code else 0
+    if line < len(lines):
+        prefix = before[line] + len(normalise(lines[line][:start]))
+    else:
+        prefix = len(_source(source_text)[2])
+    occurrence = bisect.bisect_right(_ends(source_text, code), prefix)
     return f"{_digest(finding, code)}:{occurrence}"
