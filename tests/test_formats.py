@@ -79,3 +79,23 @@ def test_every_format_writes_to_output(name, tmp_path):
     assert result.exit_code == 1
     assert result.stdout == ""
     assert out.read_text(encoding="utf-8").strip()
+
+
+def test_reports_and_fixes_never_import_torch_or_triton(tmp_path):
+    import subprocess
+    import sys
+
+    target = tmp_path / "k.py"
+    target.write_text((REPO / FIXTURE).read_text())
+    script = f"""
+import sys
+from click.testing import CliRunner
+from triton_lint.cli import cli
+for fmt in ("sarif", "markdown", "github", "json-lines", "json", "text"):
+    CliRunner().invoke(cli, [{str(target)!r}, "--isolated", "--format", fmt])
+CliRunner().invoke(cli, [{str(target)!r}, "--isolated", "--fix"])
+bad = [m for m in ("torch", "triton") if m in sys.modules]
+assert not bad, bad
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

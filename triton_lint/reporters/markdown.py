@@ -22,6 +22,7 @@ from triton_lint.fingerprint import split_lines
 from triton_lint.reporters.common import (
     RULES_URL,
     SEVERITY_RANK,
+    display_path,
     how_to_fix,
     relative_path,
     source_texts,
@@ -294,6 +295,11 @@ def _header(result: RunResult) -> str:
         notes.append(f"⚠️ {_plural(len(result.crashes), 'internal error')}: results incomplete.")
     if notes:
         lines += ["", " ".join(notes)]
+    if result.unreadable:
+        lines.append("")
+        lines += [f"- `{_cell(display_path(p))}`: {_cell(r)}" for p, r in result.unreadable[:50]]
+        if len(result.unreadable) > 50:
+            lines.append(f"- and {len(result.unreadable) - 50} more")
     return "\n".join(lines)
 
 
