@@ -14,8 +14,12 @@ from pathlib import Path
 import click
 
 from triton_lint import __version__
+from triton_lint.baseline import BaselineError, apply_baseline, load_baseline, render_baseline
 from triton_lint.config import ConfigError, load_config_file
 from triton_lint.docs import render_rule
+from triton_lint.fixes import unified_diff
+from triton_lint.reporters import REPORTERS
+from triton_lint.reporters.common import display_path
 from triton_lint.rules import all_rules
 from triton_lint.run import RunOptions, RunResult, lint_paths, lint_stdin
 from triton_lint.selection import Layer, SelectionError, expand
@@ -59,10 +63,24 @@ def cli() -> None:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(list(REPORTERS)),
     default="text",
     show_default=True,
     help="Output format.",
+)
+@click.option("--fix", is_flag=True, help="Apply safe fixes (rewrites files).")
+@click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option(
+    "--baseline",
+    "baseline_file",
+    type=click.Path(path_type=Path),
+    help="Report only findings that are not in this baseline file.",
+)
+@click.option(
+    "--write-baseline",
+    type=click.Path(path_type=Path),
+    help="Record the current findings in FILE as the baseline, and exit 0.",
 )
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report to FILE.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code instead.")
@@ -90,6 +108,11 @@ def check(
     isolated: bool,
     stdin_filename: str | None,
     target_version: str | None,
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
+    baseline_file: Path | None,
+    write_baseline: Path | None,
 ) -> None:
     """Lint PATHS (files or directories, default `.`; `-` reads standard input)."""
     layer = Layer(
@@ -103,16 +126,46 @@ def check(
         if target_version is not None:
             minor(target_version)
         config = load_config_file(config_file) if config_file is not None and not isolated else None
+        from_stdin = list(paths) == [Path("-")]
+        if fix and from_stdin:
+            raise LintUsageError("--fix cannot rewrite standard input; use --diff")
+        if unsafe_fixes and not (fix or diff):
+            raise LintUsageError("--unsafe-fixes needs --fix or --diff")
+        baseline = load_baseline(baseline_file) if baseline_file is not None else None
         options = RunOptions(
-            cli_layer=layer, config=config, isolated=isolated, target_version=target_version
+            cli_layer=layer,
+            config=config,
+            isolated=isolated,
+            target_version=target_version,
+            fix="diff" if diff else "fix" if fix else None,
+            unsafe_fixes=unsafe_fixes,
         )
-        if list(paths) == [Path("-")]:
+        if from_stdin:
             result = lint_stdin(stdin_filename or "-", options)
         else:
             result = lint_paths(list(paths) or [Path(".")], options)
-    except (ConfigError, SelectionError, TargetVersionError) as error:
+    except (ConfigError, SelectionError, TargetVersionError, BaselineError) as error:
         raise LintUsageError(str(error)) from error
+    if diff:
+        _report_diff(result, output)
+        _exit_on_crashes(result)
+        sys.exit(1 if result.fixed and not exit_zero else 0)
+    if write_baseline is not None:
+        _messages(result)
+        _write_output(write_baseline, render_baseline(result))
+        click.echo(
+            f"Wrote a baseline of {len(result.findings)} findings to {write_baseline}.", err=True
+        )
+        _exit_on_crashes(result)
+        sys.exit(0)
+    if baseline is not None:
+        apply_baseline(result, baseline)
     _report(result, output_format, output, statistics)
+    _exit_on_crashes(result)
+    sys.exit(1 if result.findings and not exit_zero else 0)
+
+
+def _exit_on_crashes(result: RunResult) -> None:
     if result.crashes:
         for crash in result.crashes:
             click.echo(f"error: {crash}", err=True)
@@ -120,20 +173,40 @@ def check(
             "error: internal error; please report it with the file that triggered it", err=True
         )
         sys.exit(2)
-    sys.exit(1 if result.findings and not exit_zero else 0)
 
 
-def _report(result: RunResult, output_format: str, output: Path | None, statistics: bool) -> None:
-    from triton_lint.reporters import REPORTERS
-
+def _messages(result: RunResult) -> None:
     for path, reason in result.unreadable:
         click.echo(f"error: {path}: {reason}", err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
-    text = REPORTERS[output_format](result, statistics)
+
+
+def _report_diff(result: RunResult, output: Path | None) -> None:
+    _messages(result)
+    text = "".join(unified_diff(display_path(o.path), o.original, o.fixed) for o in result.fixed)
+    fixes = sum(o.applied for o in result.fixed)
+    click.echo(
+        f"Would fix {fixes} finding{'s' if fixes != 1 else ''} "
+        f"in {len(result.fixed)} file{'s' if len(result.fixed) != 1 else ''}.",
+        err=True,
+    )
+    _emit(text, output)
+
+
+def _report(result: RunResult, output_format: str, output: Path | None, statistics: bool) -> None:
+    _messages(result)
+    _emit(REPORTERS[output_format](result, statistics), output)
+
+
+def _emit(text: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
+    _write_output(output, text)
+
+
+def _write_output(output: Path, text: str) -> None:
     try:
         _write_atomically(output, text)
     except OSError as error:

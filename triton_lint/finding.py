@@ -73,13 +73,33 @@ class Fix:
         }
 
 
+@dataclass(frozen=True)
+class RelatedLocation:
+    """Another place that explains a finding (a dynamic finding's launch site or wrapper)."""
+
+    path: str
+    span: Span
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "message": self.message,
+        }
+
+
 @dataclass
 class Finding:
     """One reported problem, static or dynamic.
 
     `kernel` names the enclosing `@triton.jit` function when there is one; reporters use it
     for grouping and for fingerprints that survive unrelated edits. `properties` carries
-    machine-readable extras (e.g. a dynamic witness: program id, lane, offset).
+    machine-readable extras (e.g. a dynamic witness under ``properties["witness"]``: program
+    id, lane, offset). `related` points at other places that explain it (launch site, wrapper).
     """
 
     path: str
@@ -92,6 +112,7 @@ class Finding:
     kernel: str | None = None
     properties: dict[str, Any] = field(default_factory=dict)
     fix: Fix | None = None
+    related: tuple[RelatedLocation, ...] = ()
 
     @property
     def line(self) -> int:
@@ -123,4 +144,6 @@ class Finding:
             data["properties"] = self.properties
         if self.fix is not None:
             data["fix"] = self.fix.to_dict()
+        if self.related:
+            data["related"] = [location.to_dict() for location in self.related]
         return data

@@ -9,8 +9,10 @@ from pathlib import Path
 
 from triton_lint.config import Config, config_for_directory
 from triton_lint.discovery import is_excluded, iter_python_files
-from triton_lint.engine import FileResult, lint_bytes
+from triton_lint.dynamic_report import DynamicReport
+from triton_lint.engine import FileResult, lint_bytes, lint_text
 from triton_lint.finding import Finding
+from triton_lint.fixes import FixError, FixOutcome, fix_text, fixable, write_fixed
 from triton_lint.rules.base import Rule
 from triton_lint.selection import Layer, expand, resolve, rules_for
 
@@ -23,6 +25,8 @@ class RunOptions:
     config: Config | None = None  # --config FILE: used for every file
     isolated: bool = False  # --isolated: ignore every configuration file
     target_version: str | None = None
+    fix: str | None = None  # "fix" (apply and write) or "diff" (compute, do not write)
+    unsafe_fixes: bool = False  # also apply fixes marked unsafe
 
 
 @dataclass
@@ -33,6 +37,14 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     crashes: list[str] = field(default_factory=list)
     files: list[FileResult] = field(default_factory=list)
+    #: Files `--fix`/`--diff` changed (or would change), with the text before and after.
+    fixed: list[FixOutcome] = field(default_factory=list)
+    #: With `--baseline`: findings hidden because the baseline has them, and baseline
+    #: entries that no longer match any finding (fixed since the baseline was written).
+    baselined: int = 0
+    resolved_baseline: int = 0
+    #: Stress matrix and timings of a dynamic run (None for static-only runs).
+    dynamic: DynamicReport | None = None
 
 
 class Runner:
@@ -42,6 +54,7 @@ class Runner:
         self.options = options
         self._rules_cache: dict[tuple[Config, str], list[Rule]] = {}
         self.result = RunResult()
+        self.stdin = False
 
     def config_for(self, directory: Path) -> Config:
         if self.options.isolated:
@@ -91,12 +104,55 @@ class Runner:
     def lint_data(self, path: Path, display: str, data: bytes) -> None:
         config = self.config_for(path.parent)
         rules = self.rules_for_file(path, config)
-        file_result = lint_bytes(display, data, rules, self.target_version(config))
+        target = self.target_version(config)
+        file_result = lint_bytes(display, data, rules, target)
+        if self.options.fix and file_result.text is not None:
+            self.fix_file(path, display, data, file_result, rules, target)
         self.result.files_checked += 1
         self.result.files.append(file_result)
         self.result.findings.extend(file_result.findings)
         self.result.warnings.extend(file_result.warnings)
         self.result.crashes.extend(file_result.crashes)
+
+    def fix_file(
+        self,
+        path: Path,
+        display: str,
+        data: bytes,
+        file_result: FileResult,
+        rules: list[Rule],
+        target: str | None,
+    ) -> None:
+        """Fix one file in place of its findings (the findings left after fixing are kept)."""
+        unsafe = self.options.unsafe_fixes
+        if file_result.text is None or not fixable(file_result.findings, unsafe):
+            return
+        last: list[FileResult] = []
+
+        def relint(text: str) -> list[Finding]:
+            last.append(lint_text(display, text, rules, target))
+            return last[-1].findings
+
+        outcome, _ = fix_text(display, file_result.text, file_result.findings, relint, unsafe)
+        self.result.warnings.extend(outcome.warnings)
+        if not outcome.changed:
+            return
+        if self.options.fix == "fix":
+            if self.stdin:  # never write over a file named by --stdin-filename
+                return
+            try:
+                write_fixed(path, data, outcome.fixed)
+            except (FixError, OSError) as error:
+                self.result.warnings.append(str(error))
+                return
+        self.result.fixed.append(outcome)
+        if self.options.fix == "fix" and last:
+            final = last[-1]
+            file_result.findings = final.findings
+            file_result.text = final.text
+            file_result.model = final.model
+            file_result.warnings = final.warnings
+            file_result.crashes.extend(final.crashes)
 
     def target_version(self, config: Config) -> str | None:
         return self.options.target_version or config.target_version
@@ -119,6 +175,7 @@ def lint_paths(paths: list[Path], options: RunOptions) -> RunResult:
 
 def lint_stdin(display: str, options: RunOptions) -> RunResult:
     runner = Runner(options)
+    runner.stdin = True
     runner.lint_data(Path(display), display, sys.stdin.buffer.read())
     runner.result.findings.sort(key=Finding.sort_key)
     return runner.result

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from triton_lint.finding import Category, Finding, Severity
+import libcst as cst
+import libcst.matchers as m
+
+from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
 from triton_lint.model.kernel import Kernel
 from triton_lint.rules.base import Rule
 
@@ -25,7 +28,8 @@ kernels or under a constexpr flag (`if DEBUG:`, compiled out when off) are delib
 reported."""
     fix = """\
 Delete the print, or gate it on a constexpr flag (`if DEBUG: tl.device_print("x", x)`) so it is
-compiled out by default."""
+compiled out by default. `triton-lint --fix` deletes the print statement (a print alone in its
+block becomes `pass`); the fix is unsafe when the print's arguments call something."""
     bad = """\
 import triton
 import triton.language as tl
@@ -69,4 +73,65 @@ def relu(x_ptr, n, BLOCK: tl.constexpr, DEBUG: tl.constexpr = False):
                 kernel,
                 call.node,
                 f"{what} left in the kernel: remove it or gate it on a constexpr flag",
+                fix=self._removal(kernel, call.node, what),
             )
+
+    def _removal(self, kernel: Kernel, call: cst.Call, what: str) -> Fix | None:
+        """Delete the statement; a block it is alone in keeps a ``pass``.
+
+        Only a print that is a statement of its own is removed (not one inside an expression
+        or sharing a line with ``;``). Removing a print whose arguments call something (which
+        could have effects) is unsafe; otherwise it is safe.
+        """
+        found = _statement_of(kernel.node, call)
+        if found is None:
+            return None
+        line, alone = found
+        applicability = Applicability.SAFE
+        if any(m.findall(arg.value, m.Call()) for arg in call.args):
+            applicability = Applicability.UNSAFE
+        if alone:
+            edit = self.replace_node(kernel, line.body[0], "pass")
+            message = f"Replace {what} with `pass`"
+        elif isinstance(line, cst.SimpleStatementLine):
+            edit = self.delete_lines(kernel, line)
+            message = f"Remove {what}"
+        else:
+            return None
+        return Fix(applicability, message, (edit,))
+
+
+def _statement_of(
+    root: cst.CSTNode, call: cst.Call
+) -> tuple[cst.SimpleStatementLine | cst.SimpleStatementSuite, bool] | None:
+    """The statement line holding ``call`` as its only statement, and whether it is alone in
+    its block (so deleting it would leave the block empty)."""
+    finder = _StatementFinder(call)
+    root.visit(finder)
+    return finder.found
+
+
+class _StatementFinder(cst.CSTVisitor):
+    def __init__(self, call: cst.Call) -> None:
+        self.call = call
+        self.found: tuple[cst.SimpleStatementLine | cst.SimpleStatementSuite, bool] | None = None
+
+    def _check(self, owner_body: Sequence[cst.CSTNode]) -> None:
+        for statement in owner_body:
+            if (
+                isinstance(statement, cst.SimpleStatementLine)
+                and len(statement.body) == 1
+                and isinstance(statement.body[0], cst.Expr)
+                and statement.body[0].value is self.call
+            ):
+                self.found = (statement, len(owner_body) == 1)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+        self._check(node.body)
+        return self.found is None
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> bool:
+        only = node.body[0] if len(node.body) == 1 else None
+        if isinstance(only, cst.Expr) and only.value is self.call:
+            self.found = (node, True)
+        return False
