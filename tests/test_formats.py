@@ -64,9 +64,9 @@ def test_json_findings_carry_their_fix():
 
 
 def test_text_summary_counts_per_code():
-    out = _run(FIXTURE, "fixtures/TL101/bad_example.py", "--isolated").stdout
-    assert "Found 5 findings in 2 files." in out
-    assert "By code: TL401 4, TL101 1." in out
+    out = _run(FIXTURE, "fixtures/TL101/bad.py", "--isolated").stdout
+    assert "Found 7 findings in 2 files." in out
+    assert "By code: TL401 4, TL101 3." in out
     assert "[*] 4 fixable with `--fix`." in out
     stats = _run(FIXTURE, "--isolated", "--statistics").stdout
     assert stats.splitlines()[0].split() == ["4", "TL401", "debug-print"]

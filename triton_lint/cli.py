@@ -16,11 +16,14 @@ import click
 from triton_lint import __version__
 from triton_lint.baseline import BaselineError, apply_baseline, load_baseline, render_baseline
 from triton_lint.config import ConfigError, load_config_file
-from triton_lint.docs import render_rule
+from triton_lint.docs import render_code
+from triton_lint.dynamic.codes import CODES, DynamicCode
+from triton_lint.finding import Finding
 from triton_lint.fixes import unified_diff
 from triton_lint.reporters import REPORTERS
 from triton_lint.reporters.common import display_path
 from triton_lint.rules import all_rules
+from triton_lint.rules.base import Rule
 from triton_lint.run import RunOptions, RunResult, lint_paths, lint_stdin
 from triton_lint.selection import Layer, SelectionError, expand
 from triton_lint.target import TargetVersionError, minor
@@ -95,6 +98,18 @@ def cli() -> None:
 @click.option(
     "--target-version", help="Triton version to check against, e.g. 3.3 (overrides config)."
 )
+@click.option(
+    "--dynamic",
+    is_flag=True,
+    help="Also run the registered stress cases under Triton's interpreter (needs torch, triton).",
+)
+@click.option(
+    "--dynamic-timeout",
+    type=click.FloatRange(min=1),
+    default=300.0,
+    show_default=True,
+    help="Seconds each stress case may run before it is reported as hung.",
+)
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -113,6 +128,8 @@ def check(
     diff: bool,
     baseline_file: Path | None,
     write_baseline: Path | None,
+    dynamic: bool,
+    dynamic_timeout: float,
 ) -> None:
     """Lint PATHS (files or directories, default `.`; `-` reads standard input)."""
     layer = Layer(
@@ -146,6 +163,8 @@ def check(
             result = lint_paths(list(paths) or [Path(".")], options)
     except (ConfigError, SelectionError, TargetVersionError, BaselineError) as error:
         raise LintUsageError(str(error)) from error
+    if dynamic and not from_stdin:
+        _run_dynamic(result, list(paths) or [Path(".")], dynamic_timeout)
     if diff:
         _report_diff(result, output)
         _exit_on_crashes(result)
@@ -163,6 +182,15 @@ def check(
     _report(result, output_format, output, statistics)
     _exit_on_crashes(result)
     sys.exit(1 if result.findings and not exit_zero else 0)
+
+
+def _run_dynamic(result: RunResult, paths: list[Path], timeout: float) -> None:
+    """Run stress cases in child processes and merge their findings with the static ones."""
+    from triton_lint.dynamic import confirm, run_paths
+
+    dynamic_findings = run_paths(paths, timeout=timeout, progress=True)
+    confirm(result.findings, dynamic_findings)
+    result.findings = sorted([*result.findings, *dynamic_findings], key=Finding.sort_key)
 
 
 def _exit_on_crashes(result: RunResult) -> None:
@@ -237,7 +265,7 @@ def _write_atomically(path: Path, text: str) -> None:
 )
 def rule(code: str | None, show_all: bool, output_format: str) -> None:
     """Print the documentation of rule CODE (or of every rule with --all)."""
-    rules = list(all_rules())
+    rules: list[Rule | DynamicCode] = [*all_rules(), *CODES.values()]
     if not show_all:
         if code is None:
             raise LintUsageError("give a rule code (e.g. `triton-lint rule TL101`) or --all")
@@ -251,7 +279,8 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
                 "name": r.name,
                 "category": r.category.value,
                 "severity": r.severity.value,
-                "default_enabled": r.default_enabled,
+                "default_enabled": getattr(r, "default_enabled", True),
+                "kind": "static" if isinstance(r, Rule) else "dynamic",
                 "summary": r.summary,
                 "rationale": r.rationale,
                 "fix": r.fix,
@@ -260,7 +289,7 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
         ]
         click.echo(json.dumps(data if show_all else data[0], indent=2))
         return
-    click.echo("\n".join(render_rule(r) for r in rules), nl=False)
+    click.echo("\n".join(render_code(r) for r in rules), nl=False)
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from triton_lint.dynamic.codes import CODES, DynamicCode
 from triton_lint.rules import all_rules
 from triton_lint.rules.base import Rule
 
@@ -69,6 +70,37 @@ Suppress a single finding with `# noqa: {rule.code}` on the reported line.
 """
 
 
+def render_dynamic(code: DynamicCode) -> str:
+    """The Markdown page of one dynamic (runtime) check."""
+    return f"""# {code.code} {code.name}
+
+{code.summary.rstrip(".")}.
+
+| | |
+|---|---|
+| Code | `{code.code}` |
+| Name | `{code.name}` |
+| Category | {code.category.value} |
+| Default severity | {code.severity.value} |
+| Kind | dynamic: reported by `triton-lint --dynamic` from a stress case run |
+
+## Why it matters
+
+{code.rationale}
+
+## How to fix
+
+{code.fix}
+
+The finding's message and `properties` carry the witness (stress case, dims, dtype, value
+pattern and, where known, program id, lane and element offsets).
+"""
+
+
+def render_code(item: Rule | DynamicCode) -> str:
+    return render_rule(item) if isinstance(item, Rule) else render_dynamic(item)
+
+
 def rule_table() -> str:
     """The README's rule table."""
     rows = [
@@ -81,6 +113,11 @@ def rule_table() -> str:
             f"| [{rule.code}](rules/{rule.code}.md) | `{rule.name}` | {rule.category.value} "
             f"| {rule.severity.value} | {default} | {rule.summary} |"
         )
+    for code in CODES.values():
+        rows.append(
+            f"| [{code.code}](rules/{code.code}.md) | `{code.name}` | {code.category.value} "
+            f"| {code.severity.value} | `--dynamic` | {code.summary.rstrip('.')} |"
+        )
     return "\n".join(rows) + "\n"
 
 
@@ -91,6 +128,10 @@ def write_rule_pages(directory: Path) -> list[Path]:
     for rule in all_rules():
         path = directory / f"{rule.code}.md"
         path.write_text(render_rule(rule), encoding="utf-8")
+        written.append(path)
+    for code in CODES.values():
+        path = directory / f"{code.code}.md"
+        path.write_text(render_dynamic(code), encoding="utf-8")
         written.append(path)
     for stale in set(directory.glob("TL*.md")) - set(written):
         stale.unlink()

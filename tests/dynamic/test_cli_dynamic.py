@@ -1,0 +1,35 @@
+"""`triton-lint --dynamic` runs static rules and stress cases, and confirms static findings."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+
+def test_dynamic_cli_reports_witnesses_and_confirms_static_findings():
+    fixture = "fixtures/dynamic/vector_add.py"
+    proc = subprocess.run(
+        [sys.executable, "-m", "triton_lint", "--dynamic", "--format", "json", fixture],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 1, proc.stderr
+    findings = json.loads(proc.stdout)
+    lines = (REPO / fixture).read_text().splitlines()
+    unmasked = next(i for i, text in enumerate(lines, 1) if "BUG: no mask" in text)
+    static = [f for f in findings if f["code"] == "TL101"]
+    assert [f["line"] for f in static] == [unmasked]
+    assert static[0]["properties"]["confirmed_at_runtime"] is True
+    assert "confirmed at runtime: TL901" in static[0]["message"]
+    oob = [f for f in findings if f["code"] == "TL901" and f["line"] == unmasked]
+    assert oob and oob[0]["properties"]["arg"] == "x_ptr"
