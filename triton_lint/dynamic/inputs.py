@@ -56,7 +56,7 @@ class Combo:
 
     def short(self) -> str:
         dims = ", ".join(f"{k}={v}" for k, v in self.dims.items())
-        dts = "/".join(sorted({_dtype_name(d) for d in self.dtypes})) or "-"
+        dts = "/".join(sorted({_dtype_name(d) for d in self.dtypes if d is not None})) or "-"
         return f"[{dims}; {dts}; pattern {self.pattern}; {self.layout}]"
 
 
