@@ -186,9 +186,10 @@ def check(
 
 def _run_dynamic(result: RunResult, paths: list[Path], timeout: float) -> None:
     """Run stress cases in child processes and merge their findings with the static ones."""
-    from triton_lint.dynamic import confirm, run_paths
+    from triton_lint.dynamic import confirm, run_paths_report
 
-    dynamic_findings = run_paths(paths, timeout=timeout, progress=True)
+    dynamic_findings, report = run_paths_report(paths, timeout=timeout, progress=True)
+    result.dynamic = report
     confirm(result.findings, dynamic_findings)
     result.findings = sorted([*result.findings, *dynamic_findings], key=Finding.sort_key)
 

@@ -11,13 +11,18 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class StressCell:
-    """One stress case of one kernel under one input variant (shape/dtype/config)."""
+    """One stress case of one kernel under one input variant (shape/dtype/config).
 
-    kernel: str
+    The dynamic engine fills `variant` with sizes, dtypes and layout and `pattern` with the
+    value pattern; the Markdown report then has one column per pattern.
+    """
+
+    kernel: str  # the kernel(s) the case launched ("" when none ran)
     case: str
     variant: str  # e.g. "n=1023 fp16"
     status: str  # "pass", "fail", "error", "timeout" or "skip"
     codes: tuple[str, ...] = ()  # dynamic codes found in this cell
+    pattern: str = ""  # the input value pattern ("normal", "zeros", ...), when there is one
 
 
 @dataclass(frozen=True)
@@ -49,3 +54,5 @@ class DynamicReport:
     device: str | None = None
     stress: list[StressCell] = field(default_factory=list)
     performance: list[PerfRow] = field(default_factory=list)
+    #: Shown instead of the performance table when there are no timings (e.g. CPU runs).
+    performance_note: str | None = None

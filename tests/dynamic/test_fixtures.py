@@ -11,24 +11,34 @@ pytest.importorskip("torch")
 pytest.importorskip("triton")
 pytest.importorskip("numpy")
 
-from triton_lint.dynamic import run_file
+from triton_lint.dynamic import run_file_report
+from triton_lint.dynamic_report import StressCell
 from triton_lint.finding import Finding
 
 from .conftest import FIXTURES, line_of
 
-_cache: dict[str, dict[str, set[tuple[str, int]]]] = {}
+_cache: dict[str, tuple[list[Finding], list[StressCell]]] = {}
+
+
+def run(name: str, timeout: float = 120.0) -> tuple[list[Finding], list[StressCell]]:
+    """Findings and stress-matrix cells of one fixture file, computed once per session."""
+    if name not in _cache:
+        _cache[name] = run_file_report(FIXTURES / name, timeout=timeout)
+    return _cache[name]
 
 
 def results(name: str, timeout: float = 120.0) -> dict[str, set[tuple[str, int]]]:
-    """Findings of one fixture file grouped by case name, computed once per session."""
-    if name not in _cache:
-        findings: list[Finding] = run_file(FIXTURES / name, timeout=timeout)
-        grouped: dict[str, set[tuple[str, int]]] = defaultdict(set)
-        for f in findings:
-            assert f.path == str(FIXTURES / name), f.path
-            grouped[f.properties["case"]].add((f.code, f.line))
-        _cache[name] = grouped
-    return _cache[name]
+    """Findings of one fixture file as (code, line) sets grouped by case name."""
+    grouped: dict[str, set[tuple[str, int]]] = defaultdict(set)
+    for f in run(name, timeout)[0]:
+        assert f.path == str(FIXTURES / name), f.path
+        grouped[f.properties["case"]].add((f.code, f.line))
+    return grouped
+
+
+def statuses(name: str, case: str) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """(variant, pattern, status, codes) of every combination of one case, in run order."""
+    return [(c.variant, c.pattern, c.status, c.codes) for c in run(name)[1] if c.case == case]
 
 
 def test_vector_add() -> None:
@@ -81,6 +91,78 @@ def test_crash_and_hang_are_isolated() -> None:
     assert got["segfaults"] == {("TL908", line_of(p, "def segfaults"))}
     assert got["hangs"] == {("TL908", line_of(p, "def hangs"))}
     assert got["survives"] == set()
+    # The matrix names the combination that crashed or hung; the next case still ran.
+    cells = {c.case: c for c in run("crashes.py", timeout=8.0)[1]}
+    assert (cells["segfaults"].status, cells["segfaults"].codes) == ("error", ("TL908",))
+    assert (cells["hangs"].status, cells["hangs"].codes) == ("timeout", ("TL908",))
+    assert cells["hangs"].variant == "-; int32; contiguous"
+    assert cells["survives"].status == "pass"
+    hang = next(f for f in run("crashes.py", timeout=8.0)[0] if f.properties["case"] == "hangs")
+    assert hang.properties["pattern"] == cells["hangs"].pattern
+
+
+def test_device_assert_and_int32_overflow() -> None:
+    p = FIXTURES / "checks.py"
+    got = results("checks.py")
+    assert got["log_abs"] == {("TL909", line_of(p, "tl.device_assert(x > 0"))}
+    assert got["scaled_index"] == {
+        ("TL910", line_of(p, "value = offs * scale  # BUG")),
+        # the wrapped product is what gets stored
+        ("TL903", line_of(p, "tl.store(", after="def scaled_index_kernel(")),
+    }
+    assert got["scaled_index_i64"] == set()
+    # Only the input that breaks the invariant fails: the matrix says which one.
+    assert statuses("checks.py", "log_abs") == [
+        ("N=100; float32; contiguous", "ones", "pass", ()),
+        ("N=100; float32; contiguous", "negative", "fail", ("TL909",)),
+    ]
+    assert [s[2:] for s in statuses("checks.py", "scaled_index")] == [
+        ("pass", ()),
+        ("fail", ("TL903", "TL910")),
+    ]
+    assert {s[2] for s in statuses("checks.py", "scaled_index_i64")} == {"pass"}
+    tl910 = next(f for f in run("checks.py")[0] if f.code == "TL910")
+    assert tl910.properties["witness"]["dims"] == {"N": 200}
+    assert tl910.properties["witness"]["pid"] == [2, 0, 0]  # offs 128.. times 2**24 >= 2**31
+
+
+def test_tensor_descriptor_shape_past_the_end() -> None:
+    p = FIXTURES / "descriptors.py"
+    got = results("descriptors.py")
+    assert got["desc_clean"] == set()
+    load = line_of(p, "x = x_desc.load([off])", after="def double_desc_padded")
+    assert got["desc_padded_shape"] == {("TL901", load)}
+    f = next(f for f in run("descriptors.py")[0] if f.code == "TL901")
+    # The descriptor's base pointer carries the argument: the owner is known, not guessed.
+    assert f.properties["arg"] == "x_ptr" and f.properties["owner_inferred"] is False
+    assert f.properties["witness"]["dims"] == {"N": 40}
+    # N=64 is a whole number of blocks: the padded shape is the real one there.
+    assert [s[2] for s in statuses("descriptors.py", "desc_padded_shape")] == ["fail", "pass"]
+
+
+def test_findings_point_at_launch_site_and_wrapper() -> None:
+    p = FIXTURES / "vector_add.py"
+    f = next(f for f in run("vector_add.py")[0] if f.code == "TL901")
+    assert f.properties["case"] == "add_bad_load"
+    assert [(r.path, r.span.line) for r in f.related] == [
+        (str(p), line_of(p, "kernel[(triton.cdiv(n, BLOCK),)]")),
+        (str(p), line_of(p, "def add_bad_load")),
+    ]
+    assert "launched here" in f.related[0].message
+    assert "add_bad_load" in f.related[1].message
+    witness = f.properties["witness"]
+    assert {"dims", "dtypes", "pattern", "layout", "pid", "lane", "offsets"} <= set(witness)
+
+
+def test_matrix_has_every_combination() -> None:
+    _, cells = run("vector_add.py")
+    clean = [c for c in cells if c.case == "add_clean"]
+    # 3 sizes x 10 value patterns, contiguous only (the case restricts layouts)
+    assert len(clean) == 30
+    assert {c.status for c in clean} == {"pass"} and {c.kernel for c in clean} == {"add_kernel"}
+    assert {c.variant for c in clean} == {f"N={n}; float32; contiguous" for n in (1, 100, 130)}
+    bad = [c for c in cells if c.case == "add_bad_store"]
+    assert {(c.status, c.codes) for c in bad} == {("fail", ("TL901",))}
 
 
 def test_stress_run_single_case() -> None:

@@ -1,7 +1,8 @@
 """The dynamic engine: run `@stress.case` wrappers under the sanitising Triton interpreter.
 
 Importing this package is cheap (no torch/triton); the work happens in child processes.
-Entry points for the CLI: `run_paths` and `confirm`.
+Entry points for the CLI: `run_paths_report` (findings and the stress matrix), `run_paths`
+(findings only) and `confirm`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,14 @@ from __future__ import annotations
 import os
 
 from triton_lint.dynamic.codes import CODES, DynamicCode
-from triton_lint.dynamic.runner import DEFAULT_TIMEOUT, discover, run_file, run_paths
+from triton_lint.dynamic.runner import (
+    DEFAULT_TIMEOUT,
+    discover,
+    run_file,
+    run_file_report,
+    run_paths,
+    run_paths_report,
+)
 from triton_lint.finding import Finding
 
 __all__ = [
@@ -19,7 +27,9 @@ __all__ = [
     "confirm",
     "discover",
     "run_file",
+    "run_file_report",
     "run_paths",
+    "run_paths_report",
 ]
 
 CONFIRMABLE_STATIC = frozenset({"TL101", "TL102", "TL103"})

@@ -29,7 +29,7 @@ from triton_lint import stress
 from triton_lint.dynamic.codes import CODES
 from triton_lint.dynamic.inputs import NONFINITE_PATTERNS, Combo, combos, make_args
 from triton_lint.dynamic.sanitizer import Sanitizer, Site
-from triton_lint.finding import Finding, Span
+from triton_lint.finding import Finding, RelatedLocation, Span
 
 POISONS = ("inf", "seven", "nan", "neginf")
 _LIB_DIRS = (
@@ -70,6 +70,7 @@ class RunResult:
     output_sites: list[Site | None] = field(default_factory=list)
     first_nonfinite: dict[str, Any] | None = None
     stores: list[Any] | None = None
+    launches: list[tuple[str, Site]] = field(default_factory=list)
 
 
 def _user_site(skip_frames: int = 2) -> Site:
@@ -136,12 +137,23 @@ def _flatten(value: Any, args: list[Any]) -> list[torch.Tensor]:
 class CaseRunner:
     """Runs every combo of one case and turns what it sees into findings."""
 
-    def __init__(self, san: Sanitizer, case: stress.Case) -> None:
+    def __init__(
+        self,
+        san: Sanitizer,
+        case: stress.Case,
+        emit: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.san = san
         self.case = case
+        self.emit = emit
         self.findings: dict[tuple[Any, ...], Finding] = {}
         self.tl905_done: set[int] = set()
         self.tl904_done: set[Any] = set()
+        #: Codes found while running the current combo (for its stress-matrix cell).
+        self.combo_codes: set[str] = set()
+        self.combo_kernels: list[str] = []
+        #: Launches of the current combo's first run (related locations of its findings).
+        self.main_launches: list[tuple[str, Site]] = []
 
     # -- running -------------------------------------------------------------------------
 
@@ -180,6 +192,10 @@ class CaseRunner:
             res.masked_loads = dict(san.masked_loads)
             res.first_nonfinite = san.first_nonfinite
             res.stores = san.stores
+            res.launches = list(san.launches)
+            for kernel, _site in res.launches:
+                if kernel not in self.combo_kernels:
+                    self.combo_kernels.append(kernel)
             if trace:
                 san.set_trace(False)
             san.poison = None
@@ -195,21 +211,47 @@ class CaseRunner:
         return [t.detach() for t in _flatten(out, args)], args
 
     def run(self) -> list[Finding]:
+        """Run every combo; with `emit`, report each one (`combo_start`, `combo`) as it goes."""
         for combo in combos(self.case):
-            self.run_combo(combo)
+            cell = {"variant": combo.variant(), "pattern": combo.pattern}
+            if self.emit is not None:
+                self.emit({"event": "combo_start", **cell})
+            self.combo_codes = set()
+            self.combo_kernels = []
+            status = self.run_combo(combo)
+            if status is None:
+                status = (
+                    "error"
+                    if "TL908" in self.combo_codes
+                    else "fail"
+                    if self.combo_codes
+                    else "pass"
+                )
+            if self.emit is not None:
+                self.emit(
+                    {
+                        "event": "combo",
+                        **cell,
+                        "kernel": ", ".join(self.combo_kernels),
+                        "status": status,
+                        "codes": sorted(self.combo_codes),
+                    }
+                )
         return list(self.findings.values())
 
-    def run_combo(self, combo: Combo) -> None:
+    def run_combo(self, combo: Combo) -> str | None:
+        """Run one combo; returns "skip" when it was not checked, else None (status by codes)."""
         res = self.call(combo)
+        self.main_launches = res.launches
         if res.error is not None:
             if combo.layout != "contiguous":
-                return  # the wrapper does not accept this layout: fine
+                return "skip"  # the wrapper does not accept this layout: fine
             self.report_error(res, combo)
-            return
+            return None
         self.report_events(res.events, combo)
         ref, ref_args = self.reference(combo)
         if ref is None:
-            return
+            return None  # the sanitizer's checks ran; there is nothing to compare against
         self.compare(res, ref, ref_args, combo)
         if (
             res.masked_loads
@@ -221,6 +263,7 @@ class CaseRunner:
         if key not in self.tl904_done and combo.layout == "contiguous":
             self.tl904_done.add(key)
             self.check_determinism(res, combo)
+        return None
 
     # -- checks --------------------------------------------------------------------------
 
@@ -362,6 +405,21 @@ class CaseRunner:
     def case_site(self) -> Site:
         return (self.case.path, self.case.line, self.case.fn.__name__)
 
+    def related(self, site: Site, launch: Site | None) -> tuple[RelatedLocation, ...]:
+        """The launch site of the kernel holding `site` and the case's wrapper, where different."""
+        if launch is None:
+            by_name = [s for k, s in self.main_launches if k == site[2]]
+            launch = (by_name or [s for _k, s in self.main_launches] or [None])[0]
+        out: list[RelatedLocation] = []
+        seen = {(site[0], site[1])}
+        if launch is not None and launch[1] > 0 and (launch[0], launch[1]) not in seen:
+            seen.add((launch[0], launch[1]))
+            out.append(_location(launch, f"kernel launched here (in `{launch[2]}`)"))
+        wrapper = self.case_site()
+        if (wrapper[0], wrapper[1]) not in seen:
+            out.append(_location(wrapper, f"stress case `{self.case.name}` (host wrapper)"))
+        return tuple(out)
+
     def add(
         self,
         code: str,
@@ -370,7 +428,9 @@ class CaseRunner:
         combo: Combo | None,
         props: dict[str, Any],
         dedup: Any = None,
+        launch: Site | None = None,
     ) -> None:
+        self.combo_codes.add(code)
         key = (code, site[0], site[1], dedup)
         if key in self.findings:
             self.findings[key].properties["occurrences"] += 1
@@ -380,6 +440,11 @@ class CaseRunner:
         properties = {"case": self.case.name, "occurrences": 1, **props}
         if combo is not None:
             properties.update(combo.describe())
+            # The witness: everything needed to reproduce the finding in one place.
+            properties["witness"] = {
+                **combo.describe(),
+                **{k: v for k, v in props.items() if k in _WITNESS_KEYS and v is not None},
+            }
         self.findings[key] = Finding(
             path=site[0],
             span=Span(site[1], 1, site[1], max(len(text), 0) + 1),
@@ -390,6 +455,7 @@ class CaseRunner:
             message=message,
             kernel=site[2] if site[2] not in ("?", "<module>") else None,
             properties=properties,
+            related=self.related(site, launch),
         )
 
     def report_events(self, events: list[dict[str, Any]], combo: Combo) -> None:
@@ -419,12 +485,13 @@ class CaseRunner:
                         "owner_inferred",
                     )
                 }
-                self.add("TL901", site, msg, combo, props, dedup=ev["arg"])
+                self.add("TL901", site, msg, combo, props, dedup=ev["arg"], launch=_site(ev))
             elif kind in ("assert", "overflow"):
                 code = "TL910" if kind == "overflow" else "TL909"
                 where = f"program {tuple(ev['pid'])}, lane {tuple(ev['lane'])}"
                 msg = f"{ev['message']} in {where} {combo.short()}"
-                self.add(code, site, msg, combo, {"pid": ev["pid"], "lane": ev["lane"]})
+                props = {"pid": ev["pid"], "lane": ev["lane"]}
+                self.add(code, site, msg, combo, props, launch=_site(ev))
             elif kind == "autotune":
                 msg = (
                     f"autotune config {ev['config']} gives a different output from "
@@ -438,6 +505,7 @@ class CaseRunner:
                     combo,
                     {"config": ev["config"]},
                     dedup=ev["config"],
+                    launch=_site(ev),
                 )
 
     def report_error(self, res: RunResult, combo: Combo) -> None:
@@ -561,6 +629,33 @@ class CaseRunner:
         )
 
 
+_WITNESS_KEYS = frozenset(
+    {
+        "pid",
+        "lane",
+        "offsets",
+        "arg",
+        "op",
+        "index",
+        "output",
+        "poison",
+        "config",
+        "got",
+        "expected",
+    }
+)
+
+
+def _site(ev: dict[str, Any]) -> Site | None:
+    launch = ev.get("launch")
+    return tuple(launch) if launch else None  # type: ignore[return-value]
+
+
+def _location(site: Site, message: str) -> RelatedLocation:
+    text = linecache.getline(site[0], site[1]).rstrip("\n")
+    return RelatedLocation(site[0], Span(site[1], 1, site[1], max(len(text), 0) + 1), message)
+
+
 def _finite_scale(arrays: list[Any]) -> float:
     m = 0.0
     for a in arrays:
@@ -653,7 +748,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         emit({"event": "start", "index": i, "name": c.name})
         try:
-            findings = CaseRunner(san, c).run()
+            findings = CaseRunner(san, c, emit).run()
             payload = [f.to_dict() for f in findings]
         except BaseException as e:
             payload = [

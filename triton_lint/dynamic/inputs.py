@@ -48,9 +48,15 @@ class Combo:
             "layout": self.layout,
         }
 
+    def variant(self) -> str:
+        """Sizes, dtypes and layout (everything but the value pattern), for the stress matrix."""
+        dims = ", ".join(f"{k}={v}" for k, v in self.dims.items()) or "-"
+        dts = "/".join(dict.fromkeys(_dtype_name(d) for d in self.dtypes if d is not None)) or "-"
+        return f"{dims}; {dts}; {self.layout}"
+
     def short(self) -> str:
         dims = ", ".join(f"{k}={v}" for k, v in self.dims.items())
-        dts = "/".join(sorted({_dtype_name(d) for d in self.dtypes})) or "-"
+        dts = "/".join(sorted({_dtype_name(d) for d in self.dtypes if d is not None})) or "-"
         return f"[{dims}; {dts}; pattern {self.pattern}; {self.layout}]"
 
 

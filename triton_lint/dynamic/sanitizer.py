@@ -87,6 +87,7 @@ class Launch:
 
     kernel: str
     ranges: list[ArgRange] = field(default_factory=list)
+    site: Site | None = None  # the `kernel[grid](...)` line in the user's code
 
 
 Site = tuple[str, int, str]  # (file, line, function)
@@ -133,6 +134,8 @@ class Sanitizer:
         self._desc_prov: int | None = None
         self._autotune_rounds: dict[int, tuple[Any, str, list[Any]]] = {}
         self._event_keys: set[tuple[Any, ...]] = set()
+        #: (kernel name, launch site) of every launch in this run, in order, deduplicated.
+        self.launches: list[tuple[str, Site]] = []
 
     def set_trace(self, on: bool) -> None:
         """Enable the op tracer (TL902) and the store log (who wrote a bad element)."""
@@ -227,6 +230,7 @@ class Sanitizer:
                 "bad_lanes": int(bad.sum()),
                 "owner_inferred": inferred,
                 "kernel": launch.kernel,
+                "launch": launch.site,
             },
         )
         new = np.array(md & ~bad)
@@ -357,6 +361,7 @@ class Sanitizer:
                         "message": msg,
                         "pid": list(san.pid()),
                         "lane": lane,
+                        "launch": san.launch.site if san.launch is not None else None,
                     },
                 )
             # Reported, not raised: the run goes on.
@@ -392,7 +397,11 @@ class Sanitizer:
 
         def grid_call(gx: Any, *args: Any, **kwargs: Any) -> Any:
             prev = san.launch
-            san.launch = Launch(kernel=getattr(gx.fn, "__name__", "?"))
+            launch_site = san.site()
+            san.launch = Launch(kernel=getattr(gx.fn, "__name__", "?"), site=launch_site)
+            entry = (san.launch.kernel, launch_site)
+            if entry not in san.launches:
+                san.launches.append(entry)
             fn = gx.fn
             if san.reverse_grid:
                 gx.fn = san._reverser(fn)
@@ -525,6 +534,7 @@ class Sanitizer:
                             "baseline_config": prev[1],
                             "tensor_index": diff[0],
                             "element": diff[1],
+                            "launch": san.launches[-1][1] if san.launches else None,
                         },
                     )
             return res

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from triton_lint.dynamic_report import DynamicReport
+from triton_lint.dynamic_report import DynamicReport, StressCell
 from triton_lint.finding import Applicability, Category, Finding, Severity
 from triton_lint.fingerprint import split_lines
 from triton_lint.reporters.common import (
@@ -229,6 +229,8 @@ def _recommendations(result: RunResult) -> str | None:
 def _stress_matrix(report: DynamicReport) -> str | None:
     if not report.stress:
         return None
+    if any(cell.pattern for cell in report.stress):
+        return _pattern_matrix(report)
     variants = list(dict.fromkeys(cell.variant for cell in report.stress))
     rows: dict[tuple[str, str], dict[str, str]] = {}
     for cell in report.stress:
@@ -244,6 +246,49 @@ def _stress_matrix(report: DynamicReport) -> str | None:
         lines.append(f"| `{_cell(kernel)}` | {_cell(case)} | {values} |")
     legend = ", ".join(f"{icon} {name}" for name, icon in _STATUS_ICON.items())
     return "\n".join(lines) + f"\n\n{legend}."
+
+
+#: Rows of the stress matrix shown before the rest is summarised (GitHub's 1 MiB limit).
+MAX_MATRIX_ROWS = 2000
+
+
+def _status_text(cell: StressCell) -> str:
+    icon = _STATUS_ICON.get(cell.status, cell.status)
+    return icon + (" " + ", ".join(cell.codes) if cell.codes else "")
+
+
+def _pattern_matrix(report: DynamicReport) -> str:
+    """One row per case and variant (sizes; dtypes; layout), one column per value pattern."""
+    patterns = list(dict.fromkeys(cell.pattern for cell in report.stress))
+    rows: dict[tuple[str, str, str], dict[str, str]] = {}
+    for cell in report.stress:
+        rows.setdefault((cell.case, cell.kernel, cell.variant), {})[cell.pattern] = _status_text(
+            cell
+        )
+    lines = [
+        "| Case | Kernel | Sizes; dtypes; layout | "
+        + " | ".join(_cell(p or "-") for p in patterns)
+        + " |",
+        "|---|---|---|" + "---|" * len(patterns),
+    ]
+    for n, ((case, kernel, variant), cells) in enumerate(rows.items()):
+        if n == MAX_MATRIX_ROWS:
+            lines.append(
+                f"\n{len(rows) - n} more rows not shown; use `--format json` for every finding."
+            )
+            break
+        values = " | ".join(cells.get(p, "") for p in patterns)
+        kernel_text = f"`{_cell(kernel)}`" if kernel else "-"
+        lines.append(f"| {_cell(case)} | {kernel_text} | {_cell(variant)} | {values} |")
+    counts = Counter(cell.status for cell in report.stress)
+    totals = ", ".join(f"{counts[s]} {s}" for s in _STATUS_ICON if counts[s])
+    legend = ", ".join(f"{icon} {name}" for name, icon in _STATUS_ICON.items())
+    where = f" on {report.device}" if report.device else ""
+    return (
+        f"{_plural(len(report.stress), 'combination')} executed{where}: {totals}.\n\n"
+        + "\n".join(lines)
+        + f"\n\n{legend}; a blank cell was not run (other layouts run with the first pattern)."
+    )
 
 
 def _number(value: float | None, digits: int, suffix: str = "") -> str:
@@ -323,6 +368,8 @@ def render_markdown(result: RunResult, statistics: bool) -> str:
         if performance:
             device = f" on {result.dynamic.device}" if result.dynamic.device else ""
             tail += [f"## Performance{device}", performance]
+        elif result.dynamic.performance_note:
+            tail += ["## Performance", _one_paragraph(result.dynamic.performance_note)]
 
     texts = source_texts(result)
     groups = _groups(result)

@@ -1,0 +1,189 @@
+"""pytest plugin: every `@stress.case` becomes its own test item (opt-in).
+
+Enable with `pytest --triton-stress`, or `triton_stress = true` in the pytest ini options
+(`[tool.pytest.ini_options]`); `--no-triton-stress` turns it off again for one run. When it is
+off the plugin only registers its options: it reads no files and imports neither torch nor
+triton, so unrelated test suites are unaffected.
+
+When it is on, every collected `*.py` file whose text mentions `stress.case` is parsed (not
+imported) for functions decorated with `@stress.case(...)`; each becomes an item named
+`path::case_name` with the marker `triton_stress`. Running the items of one file starts one
+child process for the selected cases of that file (the dynamic engine's usual isolation:
+`TRITON_INTERPRET=1`, a per-case timeout, crashes and hangs reported as TL908). An item fails
+when its case has findings, and the failure lists them with their witnesses and the
+combinations that failed.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from triton_lint.dynamic_report import StressCell
+    from triton_lint.finding import Finding
+
+DEFAULT_TIMEOUT = 300.0
+MARKER = "triton_stress"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("triton-stress", "triton-lint stress cases")
+    group.addoption(
+        "--triton-stress",
+        action="store_true",
+        dest="triton_stress",
+        default=None,
+        help="Collect every @stress.case as a test (runs under Triton's interpreter).",
+    )
+    group.addoption(
+        "--no-triton-stress",
+        action="store_false",
+        dest="triton_stress",
+        help="Do not collect stress cases, even when the ini option enables them.",
+    )
+    group.addoption(
+        "--triton-stress-timeout",
+        type=float,
+        default=None,
+        help=f"Seconds each stress case may run (default {DEFAULT_TIMEOUT:.0f}).",
+    )
+    parser.addini("triton_stress", "Collect @stress.case functions as tests.", type="bool")
+    parser.addini(
+        "triton_stress_timeout", "Seconds each stress case may run.", default=str(DEFAULT_TIMEOUT)
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}: a triton-lint stress case (collected with --triton-stress)"
+    )
+
+
+def _enabled(config: pytest.Config) -> bool:
+    option = config.getoption("triton_stress")
+    if option is not None:
+        return bool(option)
+    return bool(config.getini("triton_stress"))
+
+
+def _timeout(config: pytest.Config) -> float:
+    option = config.getoption("triton_stress_timeout")
+    return float(option if option is not None else config.getini("triton_stress_timeout"))
+
+
+def _is_case_decorator(node: ast.expr) -> bool:
+    """`@stress.case(...)`, `@triton_lint.stress.case(...)` or `@case(...)`."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr == "case" and (
+            (isinstance(node.value, ast.Name) and node.value.id == "stress")
+            or (isinstance(node.value, ast.Attribute) and node.value.attr == "stress")
+        )
+    return isinstance(node, ast.Name) and node.id == "case"
+
+
+def case_names(source: str) -> list[tuple[str, int]]:
+    """(name, def line) of the module-level functions decorated with `@stress.case`."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [
+        (node.name, node.lineno)
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(_is_case_decorator(d) for d in node.decorator_list)
+    ]
+
+
+def pytest_collect_file(file_path: pathlib.Path, parent: pytest.Collector) -> StressFile | None:
+    if file_path.suffix != ".py" or not _enabled(parent.config):
+        return None
+    try:
+        text = file_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if "stress.case" not in text or not case_names(text):
+        return None
+    return StressFile.from_parent(parent, path=file_path)
+
+
+class StressFile(pytest.File):
+    """The stress cases of one file; its items share one child-process run."""
+
+    def collect(self) -> Iterator[StressItem]:
+        for name, line in case_names(self.path.read_text(encoding="utf-8", errors="replace")):
+            item = StressItem.from_parent(self, name=name, line=line)
+            item.add_marker(MARKER)
+            yield item
+
+    def results(self) -> tuple[list[Finding], list[StressCell]]:
+        """Run the selected cases of this file once (on the first item that needs them)."""
+        cached = getattr(self, "_results", None)
+        if cached is None:
+            from triton_lint.dynamic.runner import run_file_report
+
+            selected = [
+                item.name
+                for item in self.session.items
+                if isinstance(item, StressItem) and item.parent is self
+            ]
+            cached = run_file_report(
+                self.path, only=selected or None, timeout=_timeout(self.config)
+            )
+            self._results = cached
+        return cached
+
+
+class StressCaseFailed(Exception):
+    """A stress case had findings."""
+
+
+class StressItem(pytest.Item):
+    def __init__(self, *, line: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.line = line
+
+    def runtest(self) -> None:
+        assert isinstance(self.parent, StressFile)
+        findings, cells = self.parent.results()
+        mine = [f for f in findings if f.properties.get("case") in (self.name, "<import>")]
+        my_cells = [c for c in cells if c.case == self.name]
+        if mine:
+            raise StressCaseFailed(_describe(self.name, mine, my_cells))
+        if not my_cells:
+            raise StressCaseFailed(f"stress case `{self.name}` ran no combination")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, StressCaseFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[pathlib.Path, int, str]:
+        return self.path, self.line - 1, f"stress case {self.name}"
+
+
+def _describe(name: str, findings: list[Finding], cells: list[StressCell]) -> str:
+    lines = [f"stress case `{name}` found {len(findings)} problem(s):"]
+    for f in findings:
+        lines.append(f"  {f.path}:{f.line}: {f.code} {f.name}: {f.message}")
+        witness = f.properties.get("witness")
+        if witness:
+            lines.append(f"      witness: {witness}")
+        for r in f.related:
+            lines.append(f"      see {r.path}:{r.span.line}: {r.message}")
+    failed = [c for c in cells if c.status != "pass"]
+    if cells:
+        lines.append(f"{len(failed)} of {len(cells)} combination(s) failed:")
+        for c in failed[:20]:
+            pattern = f"; pattern {c.pattern}" if c.pattern else ""
+            lines.append(f"  [{c.variant}{pattern}] {c.status} {', '.join(c.codes)}".rstrip())
+        if len(failed) > 20:
+            lines.append(f"  ... and {len(failed) - 20} more")
+    return "\n".join(lines)
