@@ -76,46 +76,58 @@ def is_wide_dtype(path: str | None) -> bool:
 
 
 class ProvenanceAnalysis:
-    """Computes and caches provenance flags for expressions of one kernel."""
+    """Computes and caches provenance flags for expressions of one kernel.
+
+    Local names are solved together as a fixpoint: every definition is evaluated against the
+    current table until nothing changes. Loop-carried variables (``acc``, ``m_i``, ``l_i`` of
+    an attention loop) depend on each other; a recursive walk over such cycles is exponential,
+    a fixpoint costs a few passes over the kernel. Every operation is monotone (flags are only
+    added, and ``%`` always swaps ARANGE for WRAPPED), so the iteration converges.
+    """
 
     def __init__(self, kernel: Kernel) -> None:
         self._kernel = kernel
         self._expr_cache: dict[int, Prov] = {}
-        self._name_cache: dict[str, Prov] = {}
-        self._in_progress: set[str] = set()
-        # In-progress names reached again through a loop-carried cycle: results computed
-        # while such a cycle is open are partial and must not be cached.
-        self._cycle_hits: set[str] = set()
+        self._names: dict[str, Prov] | None = None
+
+    def _initial(self, name: str) -> Prov:
+        param = self._kernel.params_by_name.get(name)
+        if param is None:
+            return Prov.NONE
+        return Prov.CONSTEXPR if param.is_constexpr else Prov.RUNTIME
+
+    def _solve(self) -> dict[str, Prov]:
+        definitions = self._kernel.definitions
+        table = {name: self._initial(name) for name in definitions}
+        self._names = table  # read by of_name while solving
+        for _ in range(len(table) * len(Prov) + 2):
+            self._expr_cache.clear()  # expression values depend on the table being refined
+            changed = False
+            for name, defs in definitions.items():
+                flags = self._initial(name)
+                for definition in defs:
+                    flags |= definition.provenance(self)
+                if flags != table[name]:
+                    table[name] = flags
+                    changed = True
+            if not changed:
+                break
+        self._expr_cache.clear()
+        return table
 
     def of_name(self, name: str) -> Prov:
-        if name in self._name_cache:
-            return self._name_cache[name]
+        if self._names is None:
+            self._names = self._solve()
+        if name in self._names:
+            return self._names[name]
         kernel = self._kernel
-        param = kernel.params_by_name.get(name)
-        definitions = kernel.definitions.get(name, [])
-        if param is not None and not definitions:
-            flags = Prov.CONSTEXPR if param.is_constexpr else Prov.RUNTIME
-        elif definitions:
-            if name in self._in_progress:
-                self._cycle_hits.add(name)
-                return Prov.NONE  # a loop-carried cycle: other definitions supply the facts
-            self._in_progress.add(name)
-            flags = Prov.RUNTIME if param is not None and not param.is_constexpr else Prov.NONE
-            if param is not None and param.is_constexpr:
-                flags |= Prov.CONSTEXPR
-            for definition in definitions:
-                flags |= definition.provenance(self)
-            self._in_progress.discard(name)
-            self._cycle_hits.discard(name)
-        elif name in kernel.module.global_constexprs:
-            flags = Prov.CONSTEXPR | Prov.GLOBAL
-        elif name in kernel.module.globals:
-            flags = Prov.GLOBAL
-        else:
-            flags = Prov.UNKNOWN
-        if not self._cycle_hits:
-            self._name_cache[name] = flags
-        return flags
+        if name in kernel.params_by_name:
+            return self._initial(name)
+        if name in kernel.module.global_constexprs:
+            return Prov.CONSTEXPR | Prov.GLOBAL
+        if name in kernel.module.globals:
+            return Prov.GLOBAL
+        return Prov.UNKNOWN
 
     def of(self, node: cst.BaseExpression) -> Prov:
         key = id(node)
@@ -123,8 +135,7 @@ class ProvenanceAnalysis:
         if cached is not None:
             return cached
         flags = self._compute(node)
-        if not self._cycle_hits:
-            self._expr_cache[key] = flags
+        self._expr_cache[key] = flags
         return flags
 
     def _union(self, nodes: list[cst.BaseExpression]) -> Prov:
