@@ -22,6 +22,7 @@ from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.names import TL, Aliases, dotted_name
 from triton_lint.model.positions import Positions
 from triton_lint.model.provenance import COMPILE_TIME, Prov, ProvenanceAnalysis
+from triton_lint.model.tree import iter_children
 
 AccessKind = Literal["load", "store", "atomic"]
 
@@ -232,7 +233,7 @@ class Kernel:
             elif isinstance(current, cst.Attribute):
                 pending.append(current.value)
             elif not isinstance(current, cst.Lambda):
-                pending.extend(current.children)
+                pending.extend(iter_children(current))
         return sorted(found.values(), key=lambda p: p.index)
 
     def access_for_call(self, call: cst.Call) -> MemoryAccess | None:
@@ -667,7 +668,7 @@ class _KernelWalker:
             self._define(node.target, node, node.value, "walrus")
         elif isinstance(node, cst.Call):
             self._record_call(node)
-        for child in node.children:
+        for child in iter_children(node):
             self._walk(child)
 
     def _walk_arm(

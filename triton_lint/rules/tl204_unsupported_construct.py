@@ -8,6 +8,7 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.tree import iter_children
 from triton_lint.rules.base import Rule
 from triton_lint.target import minor
 
@@ -78,14 +79,21 @@ def count_nonzero(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
         visitor = _Finder(minor(kernel.module.target_version))
-        kernel.node.body.visit(visitor)
+        _walk(visitor, kernel.node.body)
         for node, what in visitor.found:
             yield self.finding(
                 kernel, node, f"{what} is not supported inside a Triton kernel: it fails to compile"
             )
 
 
-class _Finder(cst.CSTVisitor):
+def _walk(finder: _Finder, node: cst.CSTNode) -> None:
+    if finder.on_visit(node):
+        for child in iter_children(node):
+            _walk(finder, child)
+    finder.on_leave(node)
+
+
+class _Finder:
     """Collects rejected constructs; a few depend on the target version.
 
     Before 3.9 every comprehension and every `with` is rejected; 3.9 compiles single-clause

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
-import libcst.matchers as m
 
 from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
 _PRINTS = {"device_print", "static_print"}
@@ -88,7 +88,7 @@ def relu(x_ptr, n, BLOCK: tl.constexpr, DEBUG: tl.constexpr = False):
             return None
         line, alone = found
         applicability = Applicability.SAFE
-        if any(m.findall(arg.value, m.Call()) for arg in call.args):
+        if any(isinstance(n, cst.Call) for arg in call.args for n in iter_nodes(arg.value)):
             applicability = Applicability.UNSAFE
         if alone:
             edit = self.replace_node(kernel, line.body[0], "pass")
