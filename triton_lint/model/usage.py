@@ -328,6 +328,7 @@ class _UsageVisitor(cst.CSTVisitor):
                 return
             signature = self.table.signature(module, short) if "." not in short else None
             if signature is None:
+                ct.extend(a.value for a in node.args)  # unknown to the table: conservative
                 return
             self._bind(node, signature, positional, exclude_shape=short in _RUNTIME_SHAPE)
             return
