@@ -176,6 +176,7 @@ class _UsageVisitor(cst.CSTVisitor):
         self.table = load_table(kernel.module.target_version)
         self.condition_depth = 0
         self._handled_bool: set[int] = set()
+        self._refs_seen: set[int] = set()
 
     # -- names ----------------------------------------------------------------------
     def visit_Name(self, node: cst.Name) -> None:
@@ -236,6 +237,9 @@ class _UsageVisitor(cst.CSTVisitor):
             target.visit(self)
 
     def _triton_ref(self, node: cst.BaseExpression, call: cst.Call | None = None) -> None:
+        if id(node) in self._refs_seen:
+            return
+        self._refs_seen.add(id(node))
         path = self.aliases.resolve(node)
         text = dotted_name(node)
         if (
