@@ -10,6 +10,8 @@ from triton_lint.model.kernel import Kernel, Param
 from triton_lint.model.usage import is_flag_like
 from triton_lint.rules.base import Rule
 
+_LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu"}
+
 
 class NeedlessConstexpr(Rule):
     code = "TL203"
@@ -79,6 +81,8 @@ def rms_norm(x_ptr, w_ptr, out_ptr, n_rows, n_cols, eps, rows_per_program,
         for param in kernel.params:
             if not param.is_constexpr or param.name in needed:
                 continue
+            if param.name in _LAUNCH_OPTIONS:
+                continue  # a launch option, fixed per call site
             if _fixed_values(kernel, param) or is_flag_like(param):
                 continue
             used = usage.reads(param.name)

@@ -82,10 +82,14 @@ def launch(x: torch.Tensor, b: torch.Tensor) -> None:
 """
 
     def check(self, module: ModuleModel) -> Iterator[Finding]:
+        seen: set[int] = set()
         for site in module.launches:
             kernel = module.kernels_by_name[site.kernel_name]
             dims = site.grid_dims or []
             for axis, dim in enumerate(dims[1:3], start=1):
+                if id(dim) in seen:
+                    continue  # one grid shared by several launches
+                seen.add(id(dim))
                 verdict = _classify(module, site, dim)
                 if verdict is None:
                     continue

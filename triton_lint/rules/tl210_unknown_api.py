@@ -68,8 +68,8 @@ def relu_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         table = load_table(version)
         aliases = kernel.module.aliases
         for ref in kernel.usage.triton_refs:
-            if not ref.path.startswith(TL + "."):
-                continue
+            if not ref.path.startswith(TL + ".") or "." not in ref.text:
+                continue  # a bare imported name fails at import time, often behind a fallback
             head = ref.text.split(".")[0]
             head_path = aliases.resolve(cst.Name(head)) or ""
             if head_path.endswith(".libdevice") and ref.text.count(".") == 1:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
-from triton_lint.model.usage import literal_key
+from triton_lint.model.usage import dereferenced_params, literal_key
 from triton_lint.rules.base import Rule
 
 
@@ -87,7 +87,7 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
                     "decorator fails",
                     severity=Severity.ERROR,
                 )
-            elif not usage.reads(entry):
+            elif not usage.reads(entry) and not _keying_only(entry):
                 yield self.finding(
                     kernel,
                     key_node,
@@ -95,8 +95,11 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
                     "re-runs the benchmark for nothing",
                 )
         tuned = set(tune.key) | {name for c in tune.configs for name in c.values}
+        pointers = dereferenced_params(kernel)
         for param in usage.loop_bound_params():
-            if param.is_constexpr or param.name in tuned:
+            if param.is_constexpr or param.name in tuned or param.name in pointers:
+                continue
+            if "ptr" in param.name.lower() or "stride" in param.name.lower():
                 continue
             yield self.finding(
                 kernel,
@@ -106,3 +109,9 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
                 severity=Severity.INFO,
             )
             break
+
+
+def _keying_only(name: str) -> bool:
+    """A parameter passed only to key the autotuner (``bucket_M``, ``M_key``): deliberate."""
+    lowered = name.lower()
+    return any(word in lowered for word in ("bucket", "key", "hint", "tune"))
