@@ -122,6 +122,7 @@ class KernelUsage:
     loop_bound_exprs: list[cst.BaseExpression] = field(default_factory=list)
     conditions: list[cst.BaseExpression] = field(default_factory=list)
     compared_names: set[str] = field(default_factory=set)  # names read inside comparisons
+    block_memo: dict[int, bool] = field(default_factory=dict)
     _compile_time: set[str] | None = None
     _kernel: Kernel | None = None
 
@@ -440,7 +441,16 @@ def is_block(kernel: Kernel, expr: cst.BaseExpression, _depth: int = 0) -> bool:
     are treated as scalar (the conservative answer for rules that warn about blocks)."""
     if _depth > 12:
         return False
-    depth = _depth + 1
+    memo: dict[int, bool] = kernel.usage.block_memo
+    key = id(expr)
+    if key in memo:
+        return memo[key]
+    memo[key] = False  # a cycle through loop-carried definitions adds nothing
+    result = memo[key] = _is_block(kernel, expr, _depth + 1)
+    return result
+
+
+def _is_block(kernel: Kernel, expr: cst.BaseExpression, depth: int) -> bool:
     if isinstance(expr, cst.Name):
         if expr.value in kernel.params_by_name and not kernel.definitions.get(expr.value):
             return False

@@ -69,9 +69,14 @@ def copy_tile(x_ptr, out_ptr, M, N, stride, BLOCK_M: tl.constexpr, BLOCK_N: tl.c
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
         target = minor(kernel.module.target_version)
         for op in kernel.usage.bool_ops:
+            chained = op.operator != "not" and len(op.operands) > 2 and target < (3, 4)
+            if not chained and op.in_condition:
+                continue  # conditions are scalar (Triton rejects block-shaped `if` tests)
+            if not chained and not any(is_block(kernel, operand) for operand in op.operands):
+                continue
             if all(_constexpr(kernel, operand) for operand in op.operands):
                 continue
-            if op.operator != "not" and len(op.operands) > 2 and target < (3, 4):
+            if chained:
                 yield self.finding(
                     kernel,
                     op.node,
@@ -81,10 +86,6 @@ def copy_tile(x_ptr, out_ptr, M, N, stride, BLOCK_M: tl.constexpr, BLOCK_N: tl.c
                     f"`{_SYMBOL[op.operator]}`",
                     severity=Severity.ERROR,
                 )
-                continue
-            if op.in_condition:
-                continue  # conditions are scalar (Triton rejects block-shaped `if` tests)
-            if not any(is_block(kernel, operand) for operand in op.operands):
                 continue
             yield self.finding(
                 kernel,

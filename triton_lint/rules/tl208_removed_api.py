@@ -137,13 +137,9 @@ def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl
     def _methods_and_builtins(self, kernel: Kernel, table) -> Iterator[Finding]:
         for call in kernel.calls:
             func = call.node.func
-            if (
-                isinstance(func, cst.Attribute)
-                and call.path is None
-                and Prov.BLOCK_PTR in kernel.prov(func.value)
-            ):
+            if isinstance(func, cst.Attribute) and call.path is None:
                 removed = table.removed_since(func.attr.value, "tensor")
-                if removed is not None:
+                if removed is not None and Prov.BLOCK_PTR in kernel.prov(func.value):
                     yield self.finding(
                         kernel,
                         func,
