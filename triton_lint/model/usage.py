@@ -465,7 +465,12 @@ def _is_block(kernel: Kernel, expr: cst.BaseExpression, depth: int) -> bool:
             if short in _SCALAR_RESULTS:
                 return False
             if short in _BLOCK_SOURCES:
-                return True
+                shape = expr.args[0].value if expr.args else None
+                return not (
+                    short in ("zeros", "full")
+                    and isinstance(shape, cst.List | cst.Tuple)
+                    and not shape.elements
+                )  # tl.zeros([]) is a scalar
             args = [a.value for a in expr.args if a.keyword is None]
             if short in ("load", "atomic_add", "atomic_cas", "atomic_xchg"):
                 return bool(args) and is_block(kernel, args[0], depth)

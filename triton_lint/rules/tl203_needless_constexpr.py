@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+
+import libcst as cst
 
 from triton_lint.finding import Applicability, Category, Edit, Finding, Fix, Severity, Span
 from triton_lint.model.evaluate import UNKNOWN
@@ -10,6 +13,19 @@ from triton_lint.model.kernel import Kernel, Param
 from triton_lint.model.usage import is_flag_like
 from triton_lint.rules.base import Rule
 
+#: Per-call sizes: they change with the batch, so each new value is a new compilation.
+_PER_CALL = re.compile(
+    r"^(m|t|b|l|s|bs|bsz|n_rows|num_rows|nrows|rows|n_tokens|num_tokens|ntokens|total_tokens|"
+    r"seq_?len|seqlen|max_seqlen|n_ctx|batch|batch_size|num_seqs|n_elements|numel|n_elem|"
+    r"num_elements|total|size|length|len|num_reqs|m_size|row_count|n_row)$",
+    re.IGNORECASE,
+)
+#: Float hyperparameters.
+_FLOAT_NAME = re.compile(
+    r"^(eps|epsilon|.*_eps|alpha|beta|gamma|momentum|lr|temperature|"
+    r"softcap|.*_scale|scale|sm_scale|rope_theta|theta|p|dropout_p)$",
+    re.IGNORECASE,
+)
 _LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu"}
 
 
@@ -30,7 +46,11 @@ compile time when it (or local arithmetic on it) is a `tl.arange` bound or tenso
 `dtype=`, `num_stages=`, `eviction_policy=`, `axis=`, a constexpr parameter of a called jit
 function, or a `tl.static_assert` operand. Parameters set by `@triton.autotune` configs or
 `@triton.heuristics`, boolean switches and parameters every launch in the file passes as a
-literal take a small fixed set of values and are left alone."""
+literal take a small fixed set of values and are left alone. Only parameters whose values
+change from call to call are reported (per-call sizes such as rows, tokens, batch or
+`n_elements`, and float hyperparameters such as `eps` or a scale), plus constexprs that are
+never used at all: model dimensions and strides used as runtime values are left alone,
+because constant-folding them is worth the one compilation per model shape."""
     fix = """\
 Drop the `: tl.constexpr` annotation so the value is passed at run time (Triton still
 specializes integers equal to 1 and multiples of 16, so there is no loss for sizes). The fix
@@ -41,18 +61,17 @@ import triton.language as tl
 
 
 @triton.jit
-def rms_norm(x_ptr, w_ptr, out_ptr, n_rows, n_cols,
+def rms_norm(x_ptr, w_ptr, out_ptr, n_cols,
+             n_rows: tl.constexpr,  # <- TL203
              eps: tl.constexpr,  # <- TL203
-             ROWS_PER_PROGRAM: tl.constexpr,  # <- TL203
              BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     w = tl.load(w_ptr + cols, mask=mask, other=0.0)
-    for i in range(ROWS_PER_PROGRAM):
-        row = tl.program_id(0) * ROWS_PER_PROGRAM + i
-        x = tl.load(x_ptr + row * n_cols + cols, mask=mask & (row < n_rows), other=0.0)
+    for row in range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
         rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
-        tl.store(out_ptr + row * n_cols + cols, x * rstd * w, mask=mask & (row < n_rows))
+        tl.store(out_ptr + row * n_cols + cols, x * rstd * w, mask=mask)
 """
     good = """\
 import triton
@@ -60,17 +79,16 @@ import triton.language as tl
 
 
 @triton.jit
-def rms_norm(x_ptr, w_ptr, out_ptr, n_rows, n_cols, eps, rows_per_program,
+def rms_norm(x_ptr, w_ptr, out_ptr, n_cols, n_rows, eps,
              HAS_WEIGHT: tl.constexpr, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
-    for i in range(rows_per_program):
-        row = tl.program_id(0) * rows_per_program + i
-        x = tl.load(x_ptr + row * n_cols + cols, mask=mask & (row < n_rows), other=0.0)
+    for row in range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
         y = x / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
         if HAS_WEIGHT:
             y *= tl.load(w_ptr + cols, mask=mask, other=0.0)
-        tl.store(out_ptr + row * n_cols + cols, y, mask=mask & (row < n_rows))
+        tl.store(out_ptr + row * n_cols + cols, y, mask=mask)
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
@@ -86,6 +104,8 @@ def rms_norm(x_ptr, w_ptr, out_ptr, n_rows, n_cols, eps, rows_per_program,
             if _fixed_values(kernel, param) or is_flag_like(param):
                 continue
             used = usage.reads(param.name)
+            if used and not _varies_per_call(kernel, param):
+                continue  # a model dimension or stride: constant folding pays for one compile
             what = "only used as a runtime value" if used else "never used"
             yield self.finding(
                 kernel,
@@ -120,3 +140,17 @@ def _drop_annotation(kernel: Kernel, param: Param) -> Fix | None:
         end_line, end_column, content = annotation.end_line, annotation.end_column, ""
     edit = Edit(Span(name.end_line, name.end_column, end_line, end_column), content)
     return Fix(Applicability.UNSAFE, f"Drop `: tl.constexpr` from `{param.name}`", (edit,))
+
+
+def _varies_per_call(kernel: Kernel, param: Param) -> bool:
+    """A float hyperparameter, a per-call size (rows, tokens, batch), or a value that a launch
+    in this file computes from a float."""
+    if _PER_CALL.match(param.name) or _FLOAT_NAME.match(param.name):
+        return True
+    default = param.node.default
+    if isinstance(default, cst.Float):
+        return True
+    return any(
+        isinstance(s.value, float) or isinstance(s.node, cst.Float)
+        for s in kernel.value_sources(param.name)
+    )
