@@ -16,6 +16,7 @@ Built lazily (``kernel.usage``) from one walk of the kernel body. The facts:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -158,6 +159,20 @@ def build_usage(kernel: Kernel) -> KernelUsage:
             param.annotation.visit(visitor)
     kernel.node.body.visit(visitor)
     return usage
+
+
+#: Per-call sizes: they change with the batch, so each new value is a new compilation.
+_PER_CALL = re.compile(
+    r"^(m|t|b|l|s|bs|bsz|n_rows|num_rows|nrows|rows|n_tokens|num_tokens|ntokens|total_tokens|"
+    r"seq_?len|seqlen|max_seqlen|n_ctx|batch|batch_size|num_seqs|n_elements|numel|n_elem|"
+    r"num_elements|total|size|length|len|num_reqs|m_size|row_count|n_row)$",
+    re.IGNORECASE,
+)
+
+
+def is_per_call_size(name: str) -> bool:
+    """A size that changes from call to call (rows, tokens, sequence length, batch)."""
+    return _PER_CALL.match(name) is not None
 
 
 def is_flag_like(param: Param) -> bool:

@@ -10,16 +10,9 @@ import libcst as cst
 from triton_lint.finding import Applicability, Category, Edit, Finding, Fix, Severity, Span
 from triton_lint.model.evaluate import UNKNOWN
 from triton_lint.model.kernel import Kernel, Param
-from triton_lint.model.usage import is_flag_like
+from triton_lint.model.usage import is_flag_like, is_per_call_size
 from triton_lint.rules.base import Rule
 
-#: Per-call sizes: they change with the batch, so each new value is a new compilation.
-_PER_CALL = re.compile(
-    r"^(m|t|b|l|s|bs|bsz|n_rows|num_rows|nrows|rows|n_tokens|num_tokens|ntokens|total_tokens|"
-    r"seq_?len|seqlen|max_seqlen|n_ctx|batch|batch_size|num_seqs|n_elements|numel|n_elem|"
-    r"num_elements|total|size|length|len|num_reqs|m_size|row_count|n_row)$",
-    re.IGNORECASE,
-)
 #: Float hyperparameters.
 _FLOAT_NAME = re.compile(
     r"^(eps|epsilon|.*_eps|alpha|beta|gamma|momentum|lr|temperature|"
@@ -145,7 +138,7 @@ def _drop_annotation(kernel: Kernel, param: Param) -> Fix | None:
 def _varies_per_call(kernel: Kernel, param: Param) -> bool:
     """A float hyperparameter, a per-call size (rows, tokens, batch), or a value that a launch
     in this file computes from a float."""
-    if _PER_CALL.match(param.name) or _FLOAT_NAME.match(param.name):
+    if is_per_call_size(param.name) or _FLOAT_NAME.match(param.name):
         return True
     default = param.node.default
     if isinstance(default, cst.Float):

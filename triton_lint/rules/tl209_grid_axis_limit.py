@@ -24,7 +24,7 @@ _TOKENS = re.compile(
     r"nrows|^rows$|^m$|^t$|^l$|^s$|n_ctx|numel|n_elements|total)",
     re.IGNORECASE,
 )
-_HEADS = re.compile(r"head", re.IGNORECASE)
+_HEADS = re.compile(r"(head|^h$|^hq$|^hk$|^hv$|^nh$|^n_h$)", re.IGNORECASE)
 _CDIV = {"cdiv", "triton.cdiv", "tl.cdiv"}
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
-from triton_lint.model.usage import dereferenced_params, literal_key
+from triton_lint.model.usage import dereferenced_params, is_per_call_size, literal_key
 from triton_lint.rules.base import Rule
 
 
@@ -22,7 +22,8 @@ is not a parameter makes the decorator fail; one the kernel never reads (often a
 changes every step, such as a sequence offset) re-tunes for nothing, costing a full benchmark
 sweep per new value. Conversely, an integer size that bounds the kernel's loops (`K` in a
 GEMM) but is missing from the key makes the config tuned for the first size be reused for
-every other size (reported as information: it is a heuristic)."""
+every other size (reported as information: it is a heuristic). Per-call sizes (`T`, `M`,
+`seq_len`, `n_rows`) are deliberately kept out of keys, so they are not suggested."""
     fix = """\
 Key on the sizes that change the best config (`key=["M", "N", "K"]`) and nothing else."""
     bad = """\
@@ -99,6 +100,8 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
         for param in usage.loop_bound_params():
             if param.is_constexpr or param.name in tuned or param.name in pointers:
                 continue
+            if is_per_call_size(param.name):
+                continue  # keying on a per-call size would re-tune every step
             if "ptr" in param.name.lower() or "stride" in param.name.lower():
                 continue
             yield self.finding(
