@@ -96,4 +96,13 @@ def gelu(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def _all_compile_time(kernel: Kernel, call: cst.Call) -> bool:
-    return all(kernel.is_compile_time(arg.value) for arg in call.args)
+    """Every argument is a constant: literals, constexprs, or host objects such as
+    ``torch.float32`` (``torch.finfo(torch.float32).max`` runs while compiling)."""
+    return all(
+        kernel.is_compile_time(arg.value) or _host_constant(kernel, arg.value) for arg in call.args
+    )
+
+
+def _host_constant(kernel: Kernel, expr: cst.BaseExpression) -> bool:
+    path = kernel.module.aliases.resolve(expr)
+    return path is not None and path.split(".")[0] in _HOST_ROOTS

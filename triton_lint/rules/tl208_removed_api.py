@@ -172,7 +172,8 @@ def _reason(deprecations: list[Deprecation]) -> str:
 
 
 def _first_line(message: str) -> str:
-    return message.strip().splitlines()[0].rstrip(".")
+    text = message.strip().removeprefix("*Deprecated.*").strip()
+    return (text.splitlines() or [""])[0].rstrip(".")
 
 
 def _is_none(expr: cst.BaseExpression) -> bool:

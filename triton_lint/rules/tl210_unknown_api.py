@@ -14,6 +14,9 @@ from triton_lint.rules.base import Rule
 from triton_lint.target import minor
 
 _LIBDEVICE = ("libdevice", "libdevice_cuda", "libdevice_hip")
+#: Extensions of vendor forks of Triton (Triton-Ascend, Cambricon's): kernels written for
+#: those backends use them on purpose, so they are not reported as invented names.
+_FORK_EXTENSIONS = {"extract_slice", "insert_slice", "masked_select", "empty", "care_padding"}
 
 
 class UnknownApi(Rule):
@@ -87,6 +90,8 @@ def relu_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
                 module, name = "math", parts[1]
             elif len(parts) > 1:
                 continue  # tl.extra.*, tl.core.*, attributes of real objects
+            if name in _FORK_EXTENSIONS:
+                continue
             if not table.has_name(module, name) and table.kind(module, name) is None:
                 if table.removed_since(name, module) is not None:
                     continue  # TL208
@@ -108,6 +113,8 @@ def relu_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
                     continue
                 keyword = arg.keyword.value
                 if signature.accepts_keyword(keyword) or keyword in removed:
+                    continue
+                if keyword in _FORK_EXTENSIONS:
                     continue
                 yield self.finding(
                     kernel,
