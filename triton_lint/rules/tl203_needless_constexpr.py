@@ -54,10 +54,15 @@ import triton.language as tl
 
 
 @triton.jit
-def rms_norm(x_ptr, w_ptr, out_ptr, n_cols,
-             n_rows: tl.constexpr,  # <- TL203
-             eps: tl.constexpr,  # <- TL203
-             BLOCK: tl.constexpr):
+def rms_norm(
+    x_ptr,
+    w_ptr,
+    out_ptr,
+    n_cols,
+    n_rows: tl.constexpr,  # <- TL203
+    eps: tl.constexpr,  # <- TL203
+    BLOCK: tl.constexpr,
+):
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     w = tl.load(w_ptr + cols, mask=mask, other=0.0)
@@ -72,8 +77,9 @@ import triton.language as tl
 
 
 @triton.jit
-def rms_norm(x_ptr, w_ptr, out_ptr, n_cols, n_rows, eps,
-             HAS_WEIGHT: tl.constexpr, BLOCK: tl.constexpr):
+def rms_norm(
+    x_ptr, w_ptr, out_ptr, n_cols, n_rows, eps, HAS_WEIGHT: tl.constexpr, BLOCK: tl.constexpr
+):
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     for row in range(tl.program_id(0), n_rows, tl.num_programs(0)):

@@ -52,8 +52,17 @@ import triton.language as tl
 
 
 @triton.jit
-def copy_tile(x_ptr, out_ptr, M, N, stride, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-              EVEN_M: tl.constexpr, EVEN_N: tl.constexpr):
+def copy_tile(
+    x_ptr,
+    out_ptr,
+    M,
+    N,
+    stride,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    EVEN_M: tl.constexpr,
+    EVEN_N: tl.constexpr,
+):
     pid_m = tl.program_id(0)
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)

@@ -43,15 +43,14 @@ import triton.language as tl
 
 
 @triton.jit
-def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+def copy_tile(x_ptr, out_ptr, M, N, sm, BM: tl.constexpr, BN: tl.constexpr):
     pid = tl.program_id(0)
-    src = tl.make_block_ptr(x_ptr, (M, N), (stride_m, 1), (pid * BLOCK_M, 0),  # <- TL208
-                            (BLOCK_M, BLOCK_N), (1, 0))
+    src = tl.make_block_ptr(x_ptr, (M, N), (sm, 1), (pid * BM, 0), (BM, BN), (1, 0))  # <- TL208
     x = tl.load(src, boundary_check=(0, 1), padding_option="zero")  # <- TL208
-    rm = pid * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = tl.arange(0, BLOCK_N)
+    rm = pid * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
     mask = (rm[:, None] < M) & (rn[None, :] < N)
-    tl.store(out_ptr + rm[:, None] * stride_m + rn[None, :], x, mask=mask)
+    tl.store(out_ptr + rm[:, None] * sm + rn[None, :], x, mask=mask)
 """
     good = """\
 import triton
