@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import libcst as cst
 
@@ -23,6 +23,9 @@ from triton_lint.model.names import TL, Aliases, dotted_name
 from triton_lint.model.positions import Positions
 from triton_lint.model.provenance import COMPILE_TIME, Prov, ProvenanceAnalysis
 from triton_lint.model.tree import iter_children
+
+if TYPE_CHECKING:
+    from triton_lint.model.usage import KernelUsage
 
 AccessKind = Literal["load", "store", "atomic"]
 
@@ -280,6 +283,26 @@ class Kernel:
             name = call.tl_name
             if name is not None and (name in wanted or name.rsplit(".", 1)[-1] in wanted):
                 yield call
+
+    @property
+    def usage(self) -> KernelUsage:
+        """Where names are used: compile-time positions, reads, bool ops (`model.usage`)."""
+        cached = self.__dict__.get("_usage")
+        if cached is None:
+            from triton_lint.model.usage import build_usage
+
+            cached = self.__dict__["_usage"] = build_usage(self)
+        return cached
+
+    @property
+    def is_entry_point(self) -> bool:
+        """Launched from the host (not only a device helper): launched or tuned in this file,
+        or not called by another jit function here and reading `tl.program_id`."""
+        if self.launches or self.autotune is not None or self.heuristics:
+            return True
+        if any(call.name == self.name for other in self.module.kernels for call in other.calls):
+            return False
+        return any(True for _ in self.calls_to("program_id"))
 
 
 class ModuleModel:

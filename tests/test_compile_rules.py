@@ -1,0 +1,94 @@
+"""Compile-time rules: the TL203 fix, version awareness of TL207/TL208/TL210."""
+
+from __future__ import annotations
+
+from triton_lint.engine import lint_text
+from triton_lint.finding import Applicability
+from triton_lint.rules import rules_by_code
+
+KERNEL = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, n, SCALE: tl.constexpr, BLOCK: tl.constexpr, eps: tl.constexpr = 1e-5):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(x_ptr + offs, x * SCALE + eps, mask=offs < n)
+"""
+
+
+def _apply(text: str, edit) -> str:
+    lines = text.splitlines(keepends=True)
+    span = edit.span
+    start = sum(len(line) for line in lines[: span.line - 1]) + span.column - 1
+    end = sum(len(line) for line in lines[: span.end_line - 1]) + span.end_column - 1
+    return text[:start] + edit.content + text[end:]
+
+
+def _run(code: str, text: str, version: str):
+    result = lint_text("k.py", text, [rules_by_code()[code]], version)
+    assert not result.crashes
+    return result.findings
+
+
+def test_tl203_fix_drops_the_annotation_and_is_unsafe():
+    findings = _run("TL203", KERNEL, "3.9")
+    assert [f.message.split("`")[1] for f in findings] == ["SCALE", "eps"]
+    text = KERNEL
+    for finding in reversed(findings):
+        assert finding.fix is not None
+        assert finding.fix.applicability is Applicability.UNSAFE
+        text = _apply(text, finding.fix.edits[0])
+    assert "def k(x_ptr, n, SCALE, BLOCK: tl.constexpr, eps=1e-5):" in text
+    assert _run("TL203", text, "3.9") == []
+
+
+BLOCK_PTR = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, M, BLOCK: tl.constexpr):
+    p = tl.make_block_ptr(x_ptr, (M,), (1,), (0,), (BLOCK,), (0,))
+    x = tl.load(p, boundary_check=(0,))
+    tl.store(p, x, boundary_check=(0,))
+"""
+
+
+def test_tl208_depends_on_the_target_version():
+    assert _run("TL208", BLOCK_PTR, "3.3") == []
+    on_37 = _run("TL208", BLOCK_PTR, "3.7")
+    assert [(f.line, f.severity.value) for f in on_37] == [(7, "warning")]
+    on_39 = _run("TL208", BLOCK_PTR, "3.9")
+    assert {(f.line, f.severity.value) for f in on_39} == {(7, "error"), (8, "error"), (9, "error")}
+
+
+def test_tl210_names_the_version_that_added_an_api():
+    text = BLOCK_PTR.replace("tl.make_block_ptr", "tl.make_tensor_descriptor")
+    (finding,) = _run("TL210", text, "3.3")
+    assert "added in 3.4" in finding.message
+
+
+CHAIN = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, n, lo, hi, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = (offs < n) and (offs >= lo)
+    if pid > lo and pid < hi and n > 0:
+        tl.store(x_ptr + offs, 0.0, mask=m)
+"""
+
+
+def test_tl207_severity_follows_the_target():
+    on_33 = {(f.line, f.severity.value) for f in _run("TL207", CHAIN, "3.3")}
+    assert on_33 == {(9, "warning"), (10, "error")}
+    on_39 = {(f.line, f.severity.value) for f in _run("TL207", CHAIN, "3.9")}
+    assert on_39 == {(9, "warning")}

@@ -1,0 +1,183 @@
+"""TL208: an API the target Triton version removed or deprecated."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from triton_lint.api import Deprecation, load_table
+from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.kernel import Kernel
+from triton_lint.model.names import TL
+from triton_lint.model.provenance import Prov
+from triton_lint.rules.base import Rule
+
+# Deprecations that depend on argument values, not on using the API at all.
+_VALUE_DEPENDENT = {("language", "dot", None), ("language", "where", "condition")}
+
+
+class RemovedApi(Rule):
+    code = "TL208"
+    name = "removed-api"
+    category = Category.CORRECTNESS
+    severity = Severity.ERROR
+    summary = "API that the target Triton version removed (error) or deprecated (warning)"
+    rationale = """\
+Triton's kernel language changes between minor releases: block pointers (`tl.make_block_ptr`,
+`tl.advance`) and `tl.load(boundary_check=, padding_option=)` are gone in 3.9, the
+`tl._experimental_*descriptor*` functions in 3.4, and `tl.view`, `dot(allow_tf32=)`,
+`reshape/cat(can_reorder=True)`, `softmax(keep_dims=)` and `propagate_nan=` on the builtin
+`min`/`max` are deprecated. A kernel using a removed API fails to compile for every user on
+the new release. The facts come from tables read from each release's own source; the target
+is the `target-version` setting, else the installed triton's version (package metadata),
+else the newest known release."""
+    fix = """\
+Move to the replacement named in the message (tensor descriptors: `tl.make_tensor_descriptor`
+and `desc.load([...])`; `tl.reshape(x, shape, can_reorder=True)` for `tl.view`;
+`input_precision="tf32"` for `allow_tf32=True`), or pin `target-version` to the release you
+support."""
+    bad = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_tile(x_ptr, out_ptr, M, N, sm, BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    src = tl.make_block_ptr(x_ptr, (M, N), (sm, 1), (pid * BM, 0), (BM, BN), (1, 0))  # <- TL208
+    x = tl.load(src, boundary_check=(0, 1), padding_option="zero")  # <- TL208
+    rm = pid * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tl.store(out_ptr + rm[:, None] * sm + rn[None, :], x, mask=mask)
+"""
+    good = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid = tl.program_id(0)
+    src = tl.make_tensor_descriptor(x_ptr, [M, N], [stride_m, 1], [BLOCK_M, BLOCK_N])
+    x = src.load([pid * BLOCK_M, 0])
+    rm = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tl.store(out_ptr + rm[:, None] * stride_m + rn[None, :], x, mask=mask)
+"""
+
+    def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        version = kernel.module.target_version
+        table = load_table(version)
+        for ref in kernel.usage.triton_refs:
+            if not ref.path.startswith(TL + "."):
+                continue
+            name = ref.path[len(TL) + 1 :]
+            module = "language"
+            if name.startswith("math."):
+                module, name = "math", name[5:]
+            if "." in name:
+                continue
+            removed = table.removed_since(name, module)
+            if removed is not None:
+                yield self.finding(
+                    kernel,
+                    ref.node,
+                    f"`{ref.text}` was removed in Triton {removed} (target {version})"
+                    + _reason(table.deprecations(module, name)),
+                )
+                continue
+            deprecated = [
+                d
+                for d in table.deprecations(module, name)
+                if d.param is None and (module, name, None) not in _VALUE_DEPENDENT
+            ]
+            if deprecated:
+                yield self.finding(
+                    kernel,
+                    ref.node,
+                    f"`{ref.text}` is deprecated since Triton {deprecated[0].since}: "
+                    f"{_first_line(deprecated[0].message)}",
+                    severity=Severity.WARNING,
+                )
+            if ref.call is not None:
+                yield from self._keywords(kernel, table, module, name, ref.text, ref.call)
+        yield from self._methods_and_builtins(kernel, table)
+
+    def _keywords(self, kernel, table, module, name, text, call: cst.Call) -> Iterator[Finding]:
+        removed = table.removed_params(module, name)
+        for arg in call.args:
+            if arg.keyword is None or _is_none(arg.value):
+                continue
+            keyword = arg.keyword.value
+            if keyword in removed:
+                yield self.finding(
+                    kernel,
+                    arg,
+                    f"`{text}(..., {keyword}=)` was removed in Triton {removed[keyword]} "
+                    f"(target {kernel.module.target_version})",
+                )
+                continue
+            for d in table.deprecations(module, name):
+                if d.param == keyword and (module, name, keyword) not in _VALUE_DEPENDENT:
+                    if keyword == "can_reorder" and _is_false(arg.value):
+                        break
+                    yield self.finding(
+                        kernel,
+                        arg,
+                        f"`{text}(..., {keyword}=)` is deprecated since Triton {d.since}: "
+                        f"{_first_line(d.message)}",
+                        severity=Severity.WARNING,
+                    )
+                    break
+
+    def _methods_and_builtins(self, kernel: Kernel, table) -> Iterator[Finding]:
+        for call in kernel.calls:
+            func = call.node.func
+            if isinstance(func, cst.Attribute) and call.path is None:
+                removed = table.removed_since(func.attr.value, "tensor")
+                if removed is not None and Prov.BLOCK_PTR in kernel.prov(func.value):
+                    yield self.finding(
+                        kernel,
+                        func,
+                        f"`.{func.attr.value}()` on a block pointer was removed in Triton "
+                        f"{removed} (target {kernel.module.target_version})",
+                    )
+            if isinstance(func, cst.Name) and func.value in ("min", "max"):
+                if func.value in kernel.usage.local_names:
+                    continue
+                for arg in call.node.args:
+                    if arg.keyword is None or arg.keyword.value != "propagate_nan":
+                        continue
+                    for d in table.deprecations("builtins", func.value):
+                        if d.param == "propagate_nan":
+                            yield self.finding(
+                                kernel,
+                                arg,
+                                f"`{func.value}(..., propagate_nan=)` is deprecated since "
+                                f"Triton {d.since}: use `tl.{func.value}imum`",
+                                severity=Severity.WARNING,
+                            )
+                            break
+
+
+def _reason(deprecations: list[Deprecation]) -> str:
+    for d in deprecations:
+        if d.removed:
+            return f": {_first_line(d.message)}"
+    return ""
+
+
+def _first_line(message: str) -> str:
+    text = message.strip().removeprefix("*Deprecated.*").strip()
+    return (text.splitlines() or [""])[0].rstrip(".")
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"

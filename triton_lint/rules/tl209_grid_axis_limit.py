@@ -1,0 +1,173 @@
+"""TL209: a launch grid whose axis 1 or 2 is a runtime size that can exceed 65535."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.evaluate import UNKNOWN
+from triton_lint.model.kernel import LaunchSite, ModuleModel
+from triton_lint.model.names import dotted_name
+from triton_lint.rules.base import Rule
+
+_LIMIT = 65535
+_BATCH = re.compile(
+    r"^(b|bs|bsz|batch|batches|batch_size|num_batch(es)?|n_batch(es)?|num_seqs?|n_seqs?|"
+    r"num_reqs|num_requests|nseq)$",
+    re.IGNORECASE,
+)
+_TOKENS = re.compile(
+    r"(seq_?len|seqlen|num_tokens|n_tokens|ntokens|total_tokens|tokens|num_rows|n_rows|"
+    r"nrows|^rows$|^m$|^t$|^l$|^s$|n_ctx|numel|n_elements|total)",
+    re.IGNORECASE,
+)
+_HEADS = re.compile(r"(head|^h$|^hq$|^hk$|^hv$|^nh$|^n_h$)", re.IGNORECASE)
+_CDIV = {"cdiv", "triton.cdiv", "tl.cdiv"}
+
+
+class GridAxisLimit(Rule):
+    code = "TL209"
+    name = "grid-axis-limit"
+    category = Category.CORRECTNESS
+    severity = Severity.WARNING
+    summary = "Launch grid axis 1 or 2 is a runtime size that can exceed CUDA's 65535 limit"
+    rationale = """\
+CUDA allows 2^31-1 programs on grid axis 0 but only 65535 on axes 1 and 2. A grid such as
+`(cdiv(D, BLOCK), num_tokens)` or `(n_blocks, batch * heads)` works in tests and fails in
+production with "invalid argument" (or launches nothing on some drivers) once the batch, the
+token count or the batch x heads product grows. Token and row counts on axis 1/2 are
+warnings, as are products of runtime sizes; a `cdiv` of one, or a batch alone, is
+information. Literals and small constexpr-bounded values are left alone."""
+    fix = """\
+Put the large dimension on axis 0 (`grid = (num_tokens, cdiv(D, BLOCK))` and swap
+`tl.program_id(0)`/`(1)` in the kernel), or loop over it inside the kernel."""
+    bad = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_bias(x_ptr, b_ptr, D, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    row = tl.program_id(1).to(tl.int64)
+    x = tl.load(x_ptr + row * D + cols, mask=cols < D)
+    tl.store(x_ptr + row * D + cols, x + tl.load(b_ptr + cols, mask=cols < D), mask=cols < D)
+
+
+def launch(x: torch.Tensor, b: torch.Tensor) -> None:
+    num_tokens, D = x.shape
+    add_bias[(triton.cdiv(D, 256), num_tokens)](x, b, D, BLOCK=256)  # <- TL209
+"""
+    good = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_bias(x_ptr, b_ptr, D, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * D + cols, mask=cols < D)
+    tl.store(x_ptr + row * D + cols, x + tl.load(b_ptr + cols, mask=cols < D), mask=cols < D)
+
+
+def launch(x: torch.Tensor, b: torch.Tensor) -> None:
+    num_tokens, D = x.shape
+    add_bias[(num_tokens, triton.cdiv(D, 256))](x, b, D, BLOCK=256)
+"""
+
+    def check(self, module: ModuleModel) -> Iterator[Finding]:
+        seen: set[int] = set()
+        for site in module.launches:
+            kernel = module.kernels_by_name[site.kernel_name]
+            dims = site.grid_dims or []
+            for axis, dim in enumerate(dims[1:3], start=1):
+                if id(dim) in seen:
+                    continue  # one grid shared by several launches
+                seen.add(id(dim))
+                verdict = _classify(module, site, dim)
+                if verdict is None:
+                    continue
+                severity, why = verdict
+                yield self.finding(
+                    kernel,
+                    dim,
+                    f"grid axis {axis} is {why}: CUDA limits axes 1 and 2 to 65535 programs; "
+                    "put this dimension on axis 0 or loop over it in the kernel",
+                    top=site.top,
+                    severity=severity,
+                )
+
+
+def _classify(
+    module: ModuleModel, site: LaunchSite, dim: cst.BaseExpression
+) -> tuple[Severity, str] | None:
+    value = module.evaluate_at(site, dim)
+    if value is not UNKNOWN:
+        if isinstance(value, int) and value > _LIMIT:
+            return Severity.ERROR, f"{value}"
+        return None
+    atoms: list[tuple[str, bool]] = []  # (label, divided)
+    _atoms(dim, False, atoms)
+    tokens = [a for a in atoms if _TOKENS.search(a[0]) and not _BATCH.match(a[0])]
+    batch = [a for a in atoms if _BATCH.match(a[0])]
+    heads = [a for a in atoms if _HEADS.search(a[0]) and "dim" not in a[0].lower()]
+    undivided_tokens = [a for a in tokens if not a[1]]
+    if undivided_tokens:
+        return Severity.WARNING, f"a token/row count (`{undivided_tokens[0][0]}`)"
+    if (
+        len(batch) + len(heads) + len(tokens) >= 2
+        and (batch or tokens)
+        and any(not a[1] for a in batch + heads)
+    ):
+        names = " x ".join(f"`{a[0]}`" for a in batch + heads + tokens)
+        return Severity.WARNING, f"a product of runtime sizes ({names})"
+    if tokens:
+        return Severity.INFO, f"a `cdiv` of a token/row count (`{tokens[0][0]}`)"
+    if batch and not batch[0][1]:
+        return Severity.INFO, f"a batch size (`{batch[0][0]}`)"
+    return None
+
+
+def _atoms(node: cst.CSTNode, divided: bool, out: list[tuple[str, bool]]) -> None:
+    if isinstance(node, cst.Name):
+        out.append((node.value, divided))
+        return
+    if isinstance(node, cst.Attribute):
+        out.append((node.attr.value, divided))
+        return
+    if isinstance(node, cst.Subscript):
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index) and isinstance(
+                element.slice.value, cst.SimpleString
+            ):
+                return  # META["BLOCK_M"]: a config value
+        return  # x.shape[0]: unknown name
+    if isinstance(node, cst.Call):
+        name = dotted_name(node.func) or ""
+        if name in _CDIV or name.endswith(".cdiv"):
+            if node.args:
+                _atoms(node.args[0].value, True, out)
+            return
+        if name in ("min", "max"):
+            return  # clamped
+        for arg in node.args:
+            _atoms(arg.value, divided, out)
+        return
+    if isinstance(node, cst.BinaryOperation):
+        if isinstance(node.operator, cst.FloorDivide | cst.Divide | cst.RightShift):
+            _atoms(node.left, True, out)
+            return
+        if isinstance(node.operator, cst.Modulo):
+            return
+        _atoms(node.left, divided, out)
+        _atoms(node.right, divided, out)
+        return
+    for child in node.children:
+        if isinstance(child, cst.BaseExpression):
+            _atoms(child, divided, out)

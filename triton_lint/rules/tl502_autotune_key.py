@@ -1,0 +1,120 @@
+"""TL502: an autotune ``key`` that names an unused parameter or misses a size."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.kernel import Kernel
+from triton_lint.model.usage import dereferenced_params, is_per_call_size, literal_key
+from triton_lint.rules.base import Rule
+
+
+class AutotuneKey(Rule):
+    code = "TL502"
+    name = "autotune-key"
+    category = Category.PERFORMANCE
+    severity = Severity.WARNING
+    summary = "Autotune `key` names a parameter the kernel never reads, or omits a loop-bound size"
+    rationale = """\
+`@triton.autotune` re-runs the benchmark for every new tuple of `key` values. A key entry that
+is not a parameter makes the decorator fail; one the kernel never reads (often a value that
+changes every step, such as a sequence offset) re-tunes for nothing, costing a full benchmark
+sweep per new value. Conversely, an integer size that bounds the kernel's loops (`K` in a
+GEMM) but is missing from the key makes the config tuned for the first size be reused for
+every other size (reported as information: it is a heuristic). Per-call sizes (`T`, `M`,
+`seq_len`, `n_rows`) are deliberately kept out of keys, so they are not suggested."""
+    fix = """\
+Key on the sizes that change the best config (`key=["M", "N", "K"]`) and nothing else."""
+    bad = """\
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_K": 64}), triton.Config({"BLOCK_K": 128})],
+    key=["N", "step"],  # <- TL502
+)
+@triton.jit
+def row_dot(a_ptr, b_ptr, out_ptr, N, K, step, BLOCK_K: tl.constexpr):  # <- TL502
+    row = tl.program_id(0)
+    acc = tl.zeros((BLOCK_K,), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        offs = k + tl.arange(0, BLOCK_K)
+        a = tl.load(a_ptr + row * K + offs, mask=offs < K, other=0.0)
+        b = tl.load(b_ptr + offs, mask=offs < K, other=0.0)
+        acc += a * b
+    tl.store(out_ptr + row, tl.sum(acc, axis=0), mask=row < N)
+"""
+    good = """\
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_K": 64}), triton.Config({"BLOCK_K": 128})],
+    key=["N", "K"],
+)
+@triton.jit
+def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros((BLOCK_K,), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        offs = k + tl.arange(0, BLOCK_K)
+        a = tl.load(a_ptr + row * K + offs, mask=offs < K, other=0.0)
+        b = tl.load(b_ptr + offs, mask=offs < K, other=0.0)
+        acc += a * b
+    tl.store(out_ptr + row, tl.sum(acc, axis=0), mask=row < N)
+"""
+
+    def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        tune = kernel.autotune
+        if tune is None or not literal_key(tune.node):
+            return
+        usage = kernel.usage
+        key_node = next(
+            (a.value for a in tune.node.args if a.keyword is not None and a.keyword.value == "key"),
+            tune.node,
+        )
+        for entry in tune.key:
+            param = kernel.params_by_name.get(entry)
+            if param is None:
+                if any(p.node.star for p in kernel.params):
+                    continue  # **kwargs kernels
+                yield self.finding(
+                    kernel,
+                    key_node,
+                    f"autotune key `{entry}` is not a parameter of `{kernel.name}`: the "
+                    "decorator fails",
+                    severity=Severity.ERROR,
+                )
+            elif not usage.reads(entry) and not _keying_only(entry):
+                yield self.finding(
+                    kernel,
+                    key_node,
+                    f"autotune key `{entry}` is never read by the kernel: every new value "
+                    "re-runs the benchmark for nothing",
+                )
+        tuned = set(tune.key) | {name for c in tune.configs for name in c.values}
+        pointers = dereferenced_params(kernel)
+        for param in usage.loop_bound_params():
+            if param.is_constexpr or param.name in tuned or param.name in pointers:
+                continue
+            if is_per_call_size(param.name):
+                continue  # keying on a per-call size would re-tune every step
+            if "ptr" in param.name.lower() or "stride" in param.name.lower():
+                continue
+            yield self.finding(
+                kernel,
+                param.node.name,
+                f"`{param.name}` bounds a loop but is not in the autotune key: the config tuned "
+                f"for the first `{param.name}` is reused for every other value",
+                severity=Severity.INFO,
+            )
+            break
+
+
+def _keying_only(name: str) -> bool:
+    """A parameter passed only to key the autotuner (``bucket_M``, ``M_key``): deliberate."""
+    lowered = name.lower()
+    return any(word in lowered for word in ("bucket", "key", "hint", "tune"))
