@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import libcst as cst
 
@@ -21,6 +21,9 @@ from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.names import TL, Aliases, dotted_name
 from triton_lint.model.positions import Positions
 from triton_lint.model.provenance import COMPILE_TIME, Prov, ProvenanceAnalysis
+
+if TYPE_CHECKING:
+    from triton_lint.model.dataflow import DataFlow
 
 AccessKind = Literal["load", "store", "atomic"]
 
@@ -278,6 +281,16 @@ class Kernel:
             name = call.tl_name
             if name is not None and (name in wanted or name.rsplit(".", 1)[-1] in wanted):
                 yield call
+
+    @property
+    def dataflow(self) -> DataFlow:
+        """Reaching definitions, dependencies and masked-lane values (built on first use)."""
+        cached = self.__dict__.get("_dataflow")
+        if cached is None:
+            from triton_lint.model.dataflow import DataFlow
+
+            cached = self.__dict__["_dataflow"] = DataFlow(self)
+        return cached
 
 
 class ModuleModel:

@@ -1,0 +1,132 @@
+"""TL304: `exp(m_old - m_new)` with a running max that starts at -inf and no guard."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import libcst as cst
+
+from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.kernel import Kernel
+from triton_lint.rules.base import Rule
+
+_EXP = ("exp", "exp2")
+
+
+class RunningMaxNan(Rule):
+    code = "TL304"
+    name = "running-max-nan"
+    category = Category.NUMERICS
+    severity = Severity.WARNING
+    default_enabled = False
+    precision = "medium"
+    summary = "Online-softmax rescale `exp(m_old - m_new)` with a running max that starts at -inf"
+    rationale = """\
+An online softmax keeps a running max `m` initialised to `-inf` and rescales with
+`alpha = exp(m_old - m_new)`. When every score of a row seen so far is masked to `-inf`
+(a fully masked row, a causal block above the diagonal, an empty sequence), `m_new` is still
+`-inf` and `-inf - (-inf)` is NaN, which then poisons the accumulator. Kernels that start the
+running max at a large finite negative value, or guard the rescale with `tl.where`, are not
+reported. Off by default: many kernels guarantee at least one unmasked score per row."""
+    fix = """\
+Start the running max at a finite value (`m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)`) or
+guard: `alpha = tl.where(m_new == float("-inf"), 1.0, tl.exp(m_i - m_new))` (and likewise for
+the probabilities)."""
+    bad = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    rows = tl.arange(0, BLOCK)
+    m_i = tl.full([BLOCK], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        s = tl.load(s_ptr + rows[:, None] * n + start + rows[None, :])
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        alpha = tl.exp(m_i - m_new)  # <- TL304
+        l_i = l_i * alpha + tl.sum(tl.exp(s - m_new[:, None]), 1)
+        m_i = m_new
+    tl.store(o_ptr + rows, l_i)
+"""
+    good = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    rows = tl.arange(0, BLOCK)
+    m_i = tl.full([BLOCK], -1.0e30, tl.float32)
+    l_i = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        s = tl.load(s_ptr + rows[:, None] * n + start + rows[None, :])
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(tl.exp(s - m_new[:, None]), 1)
+        m_i = m_new
+    tl.store(o_ptr + rows, l_i)
+"""
+
+    def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        flow = kernel.dataflow
+        for site in kernel.calls:
+            if flow.tl_short(site.node) not in _EXP:
+                continue
+            args = [a.value for a in site.node.args if a.keyword is None]
+            if not args:
+                continue
+            guarded = False
+            rescale = None
+            for node in flow.closure(args[0], values_only=True):
+                if isinstance(node, cst.Call) and flow.tl_short(node) == "where":
+                    guarded = True
+                if (
+                    isinstance(node, cst.BinaryOperation)
+                    and isinstance(node.operator, cst.Subtract)
+                    and self._starts_at_minus_inf(kernel, node.left)
+                    and self._is_running_max(kernel, node.right)
+                ):
+                    rescale = node
+            if rescale is not None and not guarded:
+                yield self.finding(
+                    kernel,
+                    site.node,
+                    "running max starts at -inf: for a row with every score masked, "
+                    f"`{kernel.module.module.code_for_node(rescale)}` is `-inf - (-inf)` = NaN; "
+                    "start the max at a finite value (-1e30) or guard with `tl.where`",
+                )
+
+    @staticmethod
+    def _starts_at_minus_inf(kernel: Kernel, expr: cst.BaseExpression) -> bool:
+        flow = kernel.dataflow
+        for node in flow.closure(expr, values_only=True):
+            if isinstance(node, cst.Call) and flow.tl_short(node) == "full":
+                args = [a.value for a in node.args if a.keyword is None]
+                value = next(
+                    (a.value for a in node.args if a.keyword and a.keyword.value == "value"),
+                    args[1] if len(args) > 1 else None,
+                )
+                if value is not None and flow.fill_value(value) == -math.inf:
+                    return True
+            if isinstance(node, cst.BinaryOperation) and isinstance(
+                node.operator, cst.Subtract | cst.Add
+            ):
+                value = flow.fill_value(node.right)
+                if (
+                    value in (math.inf, -math.inf)
+                    and isinstance(node.left, cst.Call)
+                    and flow.tl_short(node.left) == "zeros"
+                ):
+                    return True
+        return False
+
+    @staticmethod
+    def _is_running_max(kernel: Kernel, expr: cst.BaseExpression) -> bool:
+        flow = kernel.dataflow
+        return any(
+            isinstance(node, cst.Call) and flow.tl_short(node) == "maximum"
+            for node in flow.closure(expr, values_only=True)
+        )
