@@ -312,8 +312,15 @@ class DataFlow:
         return [d.value for d in self.kernel.definitions.get(definition.name, []) if d.value]
 
     def is_opaque(self, call: cst.Call) -> bool:
+        """A call whose result we cannot see into: a helper, not Triton nor a tensor method."""
         path = self.kernel.module.aliases.resolve(call.func)
-        return path is None or not path.startswith("triton")
+        if path is not None:
+            return not path.startswith("triton")
+        if isinstance(call.func, cst.Attribute):
+            flags = self.kernel.prov(call.func.value)
+            if flags & (Prov.TENSOR | Prov.LOADED | Prov.ARANGE | Prov.PROGRAM_ID):
+                return False  # x.to(...), x.reshape(...)
+        return True
 
     def tl_short(self, call: cst.Call) -> str | None:
         """Short ``triton.language`` name of a call (``exp`` for ``tl.math.exp``), or None.
@@ -471,8 +478,10 @@ class DataFlow:
                     if definition.kind == "augassign" and isinstance(
                         definition.node, cst.AugAssign
                     ):
-                        old = self.masked_lanes(definition.node.target)
-                        value_lanes = _binary(definition.node.operator, old, value_lanes, None)
+                        target = definition.node.target
+                        old = self.masked_lanes(target)
+                        clean = self._clean_class(target) if not old else None
+                        value_lanes = _binary(definition.node.operator, old, value_lanes, clean)
                     parts.append(value_lanes)
                 for part in parts:
                     for load, values in part.items():
@@ -485,9 +494,9 @@ class DataFlow:
             right = self.masked_lanes(node.right)
             constant = None
             if left and not right:
-                constant = _constant(kernel, node.right)
+                constant = self._clean_class(node.right)
             elif right and not left:
-                constant = _constant(kernel, node.left)
+                constant = self._clean_class(node.left)
             return _binary(node.operator, left, right, constant, left_masked=bool(left))
         if isinstance(node, cst.UnaryOperation):
             inner = self.masked_lanes(node.expression)
@@ -501,6 +510,24 @@ class DataFlow:
         if isinstance(node, cst.Attribute) and node.attr.value == "T":
             return self.masked_lanes(node.value)
         return {}
+
+    def _clean_class(self, node: cst.BaseExpression) -> str | None:
+        """Class of an operand without masked lanes: a constant's sign, ``"tensor"`` for an
+        elementwise tensor (an accumulator, lane offsets), or None for a broadcast scalar
+        (a parameter, a reduction result, a scalar load) that shifts every lane alike."""
+        constant = _constant(self.kernel, node)
+        if constant is not None:
+            return constant
+        flags = self.kernel.prov(node)
+        elementwise = bool(flags & (Prov.ARANGE | Prov.WRAPPED))
+        for inner in self.closure(node, values_only=True):
+            if isinstance(inner, cst.Call):
+                short = self.tl_short(inner)
+                if short in REDUCTIONS and short not in ("dot", "cumsum", "cumprod"):
+                    return None
+                if short in ("zeros", "full", "zeros_like", "full_like", "arange"):
+                    elementwise = True
+        return "tensor" if elementwise else None
 
     def _call_lanes(self, call: cst.Call) -> dict[int, frozenset[str]]:
         kernel = self.kernel
@@ -730,6 +757,10 @@ def _with_clean(op: str, value: str, constant: str | None, left_masked: bool) ->
     if value in ("undef", "unknown", "nan"):
         return value
     zeros = ("zero", "absmin")
+    if constant == "tensor":
+        if op == "Multiply" and value in zeros:
+            return "zero"
+        return "unknown"  # lane-wise with real data (an accumulator): nothing to say
     if op in ("Add", "Subtract"):
         if constant in ("zero",):
             return "zero" if value in zeros else value

@@ -82,7 +82,7 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
             rescale = None
             for node in flow.closure(args[0], values_only=True):
                 if isinstance(node, cst.Call) and flow.tl_short(node) == "where":
-                    guarded = True
+                    guarded = guarded or self._tests_infinity(kernel, node)
                 if (
                     isinstance(node, cst.BinaryOperation)
                     and isinstance(node.operator, cst.Subtract)
@@ -98,6 +98,19 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
                     f"`{kernel.module.module.code_for_node(rescale)}` is `-inf - (-inf)` = NaN; "
                     "start the max at a finite value (-1e30) or guard with `tl.where`",
                 )
+
+    @staticmethod
+    def _tests_infinity(kernel: Kernel, where: cst.Call) -> bool:
+        """``tl.where(m == -inf, ...)``: a guard (a causal ``tl.where`` is not one)."""
+        flow = kernel.dataflow
+        if not where.args:
+            return False
+        for node in flow.closure(where.args[0].value, values_only=True):
+            if isinstance(node, cst.Comparison):
+                operands = [node.left, *(c.comparator for c in node.comparisons)]
+                if any(flow.fill_value(o) in (math.inf, -math.inf) for o in operands):
+                    return True
+        return False
 
     @staticmethod
     def _starts_at_minus_inf(kernel: Kernel, expr: cst.BaseExpression) -> bool:
