@@ -468,7 +468,6 @@ class DataFlow:
         return None
 
     def _lanes_of(self, node: cst.BaseExpression) -> dict[int, frozenset[str]]:
-        kernel = self.kernel
         if isinstance(node, cst.Name):
             merged: dict[int, set[str]] = {}
             for definition in self.reaching(node):
