@@ -420,6 +420,24 @@ class DataFlow:
             return {0} if saw_lanes else None
         return axes
 
+    def is_tail_mask(self, mask: cst.BaseExpression) -> bool:
+        """Every comparison in ``mask`` bounds lanes from above (``offs < n``): the masked-off
+        lanes are at the end, so a forward scan never carries them into valid lanes."""
+        found = False
+        for node in self.closure(mask):
+            if isinstance(node, cst.Comparison):
+                for comparison in node.comparisons:
+                    op = comparison.operator
+                    left_lanes = Prov.ARANGE in self.kernel.prov(node.left)
+                    right_lanes = Prov.ARANGE in self.kernel.prov(comparison.comparator)
+                    upper = (isinstance(op, cst.LessThan | cst.LessThanEqual) and left_lanes) or (
+                        isinstance(op, cst.GreaterThan | cst.GreaterThanEqual) and right_lanes
+                    )
+                    if not upper:
+                        return False
+                    found = True
+        return found
+
     def is_lane_mask(self, cond: cst.BaseExpression) -> bool:
         """A condition built from ``tl.arange`` lanes (or a load's mask): a re-mask."""
         flags = self.kernel.prov(cond)

@@ -133,6 +133,17 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         flags = kernel.prov(access.mask)
         if not flags & (Prov.ARANGE | Prov.WRAPPED | Prov.TENSOR | Prov.LOADED):
             return False  # a scalar mask: the whole program's result is discarded
+        if reduction.op in ("cumsum", "cumprod", "associative_scan"):
+            reverse = next(
+                (
+                    a.value
+                    for a in reduction.call.args
+                    if a.keyword and a.keyword.value == "reverse"
+                ),
+                None,
+            )
+            if reverse is None and kernel.dataflow.is_tail_mask(access.mask):
+                return False  # a forward scan never carries tail lanes into valid ones
         axes = kernel.dataflow.mask_axes(access.mask)
         if axes is None:
             return True
