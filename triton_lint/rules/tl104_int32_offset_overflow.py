@@ -27,7 +27,8 @@ strides and sizes that fit in 32 bits as int32 too. Their product is computed in
 wraps once it passes 2**31: `row * stride` for a 16k x 128k activation, `token * hidden` for
 a long-context KV cache, `block_id * block_stride` in a paged cache. The wrapped offset reads
 or writes the wrong memory (or faults) only for the largest inputs, which is why this is the
-most frequently fixed kernel bug in public Triton projects. Products with a constexpr
+most frequently fixed kernel bug in public Triton projects. One finding is reported per index
+source (its other products are counted in the message). Products with a constexpr
 (`pid * BLOCK`) and products where either factor is widened are not reported."""
     fix = """\
 Widen the one index at its source, not every stride: `pid = tl.program_id(0).to(tl.int64)`,
@@ -45,7 +46,7 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)  # <- TL104
-    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)  # <- TL104
+    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)
 """
     good = """\
 import triton
@@ -63,6 +64,9 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
         flow = kernel.dataflow
         seen: set[int] = set()
+        # One finding per index source: widening it there fixes every product it feeds.
+        groups: dict[tuple[int, ...], list[tuple[cst.BinaryOperation, cst.BaseExpression]]] = {}
+        sources_of: dict[tuple[int, ...], list[cst.Call]] = {}
         for address in self._addresses(kernel):
             for node in flow.closure(address, through_calls=False):
                 if id(node) in seen:
@@ -73,9 +77,17 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
                     and isinstance(node.operator, cst.Multiply)
                 ):
                     continue
-                finding = self._check_product(kernel, node)
-                if finding is not None:
-                    yield finding
+                hit = self._check_product(kernel, node)
+                if hit is None:
+                    continue
+                size, sources = hit
+                key = tuple(id(source) for source in sources)
+                groups.setdefault(key, []).append((node, size))
+                sources_of[key] = sources
+        for key, products in groups.items():
+            products.sort(key=lambda item: kernel.span(item[0]).line)
+            node, size = products[0]
+            yield self._report(kernel, node, size, sources_of[key], len(products) - 1)
 
     def _addresses(self, kernel: Kernel) -> Iterator[cst.BaseExpression]:
         for access in kernel.accesses:
@@ -89,7 +101,9 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
             if base is not None:
                 yield base
 
-    def _check_product(self, kernel: Kernel, node: cst.BinaryOperation) -> Finding | None:
+    def _check_product(
+        self, kernel: Kernel, node: cst.BinaryOperation
+    ) -> tuple[cst.BaseExpression, list[cst.Call]] | None:
         left, right = kernel.prov(node.left), kernel.prov(node.right)
         if Prov.WIDENED in left or Prov.WIDENED in right:
             return None
@@ -106,16 +120,16 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
             sources = kernel.dataflow.index_sources(index)
             if not sources:
                 continue
-            return self._report(kernel, node, index, size, sources)
+            return size, sources
         return None
 
     def _report(
         self,
         kernel: Kernel,
         node: cst.BinaryOperation,
-        index: cst.BaseExpression,
         size: cst.BaseExpression,
         sources: list[cst.Call],
+        others: int,
     ) -> Finding:
         code = kernel.module.module.code_for_node
         flow = kernel.dataflow
@@ -130,9 +144,11 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
         example = f"{code(first)}.to({_int64(first)})"
         message = (
             f"`{code(node)}` multiplies an int32 index ({', '.join(described)}) by the runtime "
-            f"`{code(size).strip()}` in int32 and overflows past 2**31 elements; widen the "
-            f"index at its source: `{example}`"
+            f"`{code(size).strip()}` in int32 and overflows past 2**31 elements"
         )
+        if others:
+            message += f" ({others} more product{'s' if others > 1 else ''} of this index)"
+        message += f"; widen the index at its source: `{example}`"
         fix = Fix(Applicability.UNSAFE, "Widen the index to int64 at its source", tuple(edits))
         return self.finding(kernel, node, message, fix=fix)
 
