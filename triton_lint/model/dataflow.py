@@ -66,6 +66,7 @@ NEUTRAL = {
 NEUTRAL_TEXT = {"sum": "0.0", "dot": "0.0", "max": '-float("inf")', "min": 'float("inf")'}
 
 _EXP = {"exp", "exp2", "fast_expf", "expf"}
+_BUILTINS = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print", "isinstance"}
 _WIDE_CASTS = {"to", "cast"}
 
 
@@ -121,6 +122,7 @@ class DataFlow:
         self._lanes: dict[int, dict[int, frozenset[str]]] = {}
         self._lanes_busy: set[int] = set()
         self._fill_override: dict[int, str] = {}
+        self._visiting_helpers = False
         self._def_of_node: dict[int, list[Definition]] = {}
         for definitions in kernel.definitions.values():
             for definition in definitions:
@@ -344,6 +346,47 @@ class DataFlow:
             if isinstance(node, cst.Call) and self.tl_short(node) in wanted
         ]
 
+    def additive_terms(self, expr: cst.BaseExpression) -> Iterator[cst.CSTNode]:
+        """Nodes whose value is summed into ``expr``: through names, ``+``/``-``, casts,
+        ``tl.where`` arms and subscripts, but not through products, quotients or other calls
+        (a decay factor ``kv * exp(g)`` is not a term of the sum)."""
+        seen: set[int] = set()
+        pending: list[cst.CSTNode] = [expr]
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            yield node
+            if isinstance(node, cst.Name):
+                for definition, value in self.definition_values(node):
+                    aug = definition.node
+                    if isinstance(aug, cst.AugAssign) and not isinstance(
+                        aug.operator, cst.AddAssign | cst.SubtractAssign
+                    ):
+                        continue  # `kv *= exp(g)`: a factor, not a term
+                    pending.append(value)
+            elif isinstance(node, cst.BinaryOperation) and isinstance(
+                node.operator, cst.Add | cst.Subtract
+            ):
+                pending.extend((node.left, node.right))
+            elif isinstance(node, cst.UnaryOperation):
+                pending.append(node.expression)
+            elif isinstance(node, cst.Subscript):
+                pending.append(node.value)
+            elif isinstance(node, cst.Call):
+                short = self.tl_short(node)
+                args = [a.value for a in node.args if a.keyword is None]
+                if short == "where" and len(args) == 3:
+                    pending.extend(args[1:])
+                elif isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                    "to",
+                    "cast",
+                ):
+                    pending.append(node.func.value)
+                elif short in ("cast", "reshape", "trans", "permute", "broadcast_to"):
+                    pending.extend(args[:1])
+
     # -- program ids -------------------------------------------------------------------
     def _axis(self, call: cst.Call) -> Any:
         for arg in call.args:
@@ -357,15 +400,36 @@ class DataFlow:
         axes: set[Any] = set()
         for node in self.closure(expr):
             if isinstance(node, cst.Call):
-                short = self.tl_short(node)
-                if short == "program_id":
-                    axes.add(self._axis(node))
-                elif short is None and self.is_opaque(node) and _dotted(node.func) is not None:
-                    axes.add(UNKNOWN)
+                axes |= self._call_pid_axes(node)
         return axes
 
     def kernel_pid_axes(self) -> set[Any]:
-        return {self._axis(site.node) for site in self.kernel.calls_to("program_id")}
+        """Grid axes the kernel reads, directly or through helpers (UNKNOWN: cannot tell)."""
+        axes: set[Any] = set()
+        for site in self.kernel.calls:
+            axes |= self._call_pid_axes(site.node)
+        return axes
+
+    def _call_pid_axes(self, call: cst.Call) -> set[Any]:
+        short = self.tl_short(call)
+        name = _dotted(call.func)
+        last = name.rsplit(".", 1)[-1] if name else None
+        if short == "program_id" or (short is None and last == "program_id"):
+            return {self._axis(call)}  # also wrappers such as `tle.program_id(0)`
+        if short is not None or name is None or not self.is_opaque(call):
+            return set()
+        if name in _BUILTINS:
+            return set()
+        helper = self.kernel.module.kernels_by_name.get(name)
+        if helper is not None and helper is not self.kernel:
+            if self._visiting_helpers:
+                return {UNKNOWN}
+            self._visiting_helpers = True
+            try:
+                return helper.dataflow.kernel_pid_axes()
+            finally:
+                self._visiting_helpers = False
+        return {UNKNOWN}
 
     # -- reductions --------------------------------------------------------------------
     def reductions(self) -> list[Reduction]:

@@ -40,7 +40,9 @@ class UnstableExp(Rule):
 `exp(x)` overflows to `inf` in fp32 for x > 88 (and in fp16 for x > 11); a softmax computed
 as `exp(x) / sum(exp(x))` then yields `inf / inf = NaN` for large logits, which real models
 produce. Subtracting the maximum first (`exp(x - max(x))`, or the running max of an online
-softmax) keeps every exponent <= 0. The sigmoid form `1 / (1 + exp(-x))`, `exp(-abs(x))`,
+softmax) keeps every exponent <= 0. Only exponentials that are summed (a `tl.sum`, a
+`tl.dot` operand, directly or through `+`, casts and `tl.where`) are checked: a decay factor
+such as `state * exp(g)` of a log-space gate is bounded by construction. The sigmoid form `1 / (1 + exp(-x))`, `exp(-abs(x))`,
 `exp(tl.minimum(x, c))` and shifts by any other runtime value (`x - lse`, `x - m_new`) are not
 reported."""
     fix = """\
@@ -82,13 +84,18 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
         flow = kernel.dataflow
+        summed: set[int] = set()  # exp calls whose values are summed (softmax, logsumexp)
+        for reduction in flow.reductions():
+            if reduction.kind in ("sum", "dot"):
+                for operand in reduction.operands:
+                    summed.update(id(node) for node in flow.additive_terms(operand))
         for site in kernel.calls:
             call = site.node
             short = flow.tl_short(call)
             if short not in _EXP:
                 continue
             args = [a.value for a in call.args if a.keyword is None]
-            if not args:
+            if not args or id(call) not in summed:
                 continue
             arg = args[0]
             flags = kernel.prov(arg)
