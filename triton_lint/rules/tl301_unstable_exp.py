@@ -42,7 +42,8 @@ as `exp(x) / sum(exp(x))` then yields `inf / inf = NaN` for large logits, which 
 produce. Subtracting the maximum first (`exp(x - max(x))`, or the running max of an online
 softmax) keeps every exponent <= 0. Only exponentials that are summed (a `tl.sum`, a
 `tl.dot` operand, directly or through `+`, casts and `tl.where`) are checked: a decay factor
-such as `state * exp(g)` of a log-space gate is bounded by construction. The sigmoid form `1 / (1 + exp(-x))`, `exp(-abs(x))`,
+such as `state * exp(g)` of a log-space gate is bounded by construction. The sigmoid form
+`1 / (1 + exp(-x))`, `exp(-abs(x))`,
 `exp(tl.minimum(x, c))` and shifts by any other runtime value (`x - lse`, `x - m_new`) are not
 reported."""
     fix = """\

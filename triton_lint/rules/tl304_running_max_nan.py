@@ -90,6 +90,9 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
                     and self._is_running_max(kernel, node.right)
                 ):
                     rescale = node
+            for ancestor in flow.ancestors(site.node):
+                if isinstance(ancestor, cst.Call) and flow.tl_short(ancestor) == "where":
+                    guarded = guarded or self._tests_infinity(kernel, ancestor)
             if rescale is not None and not guarded:
                 yield self.finding(
                     kernel,
@@ -114,17 +117,33 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
 
     @staticmethod
     def _starts_at_minus_inf(kernel: Kernel, expr: cst.BaseExpression) -> bool:
+        """``expr`` is the running max itself: a name whose definitions are copies,
+        ``tl.maximum`` updates and an initialisation to exactly -inf."""
         flow = kernel.dataflow
-        for node in flow.closure(expr, values_only=True):
-            if isinstance(node, cst.Call) and flow.tl_short(node) == "full":
+        pending: list[cst.BaseExpression] = [expr]
+        seen: set[int] = set()
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, cst.Subscript):
+                pending.append(node.value)
+            elif isinstance(node, cst.Name):
+                pending.extend(value for _, value in flow.definition_values(node))
+            elif isinstance(node, cst.Call):
+                short = flow.tl_short(node)
                 args = [a.value for a in node.args if a.keyword is None]
-                value = next(
-                    (a.value for a in node.args if a.keyword and a.keyword.value == "value"),
-                    args[1] if len(args) > 1 else None,
-                )
-                if value is not None and flow.fill_value(value) == -math.inf:
-                    return True
-            if isinstance(node, cst.BinaryOperation) and isinstance(
+                if short == "full":
+                    value = next(
+                        (a.value for a in node.args if a.keyword and a.keyword.value == "value"),
+                        args[1] if len(args) > 1 else None,
+                    )
+                    if value is not None and flow.fill_value(value) == -math.inf:
+                        return True
+                elif short == "maximum":
+                    pending.extend(args)
+            elif isinstance(node, cst.BinaryOperation) and isinstance(
                 node.operator, cst.Subtract | cst.Add
             ):
                 value = flow.fill_value(node.right)
