@@ -416,6 +416,9 @@ class DataFlow:
         last = name.rsplit(".", 1)[-1] if name else None
         if short == "program_id" or (short is None and last == "program_id"):
             return {self._axis(call)}  # also wrappers such as `tle.program_id(0)`
+        path = self.kernel.module.aliases.resolve(call.func)
+        if path is not None and path.startswith("triton") and not path.startswith(TL):
+            return {UNKNOWN}  # an extension (e.g. a shared-memory pointer): cannot tell
         if short is not None or name is None or not self.is_opaque(call):
             return set()
         if name in _BUILTINS:

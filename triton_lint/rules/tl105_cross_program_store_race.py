@@ -107,7 +107,12 @@ def launch(x):
                 depends |= flow.pid_axes(expr)
             if UNKNOWN in depends:
                 continue
-            missing = sorted(axes - depends)
+            missing = [
+                axis
+                for axis in sorted(axes - depends)
+                if not self._single_program(kernel, axis)
+                and not self._gated_single(kernel, access.branches)
+            ]
             if not missing:
                 continue
             axis = missing[0]
@@ -118,6 +123,38 @@ def launch(x):
                 "this same address: the last one to finish wins; index the output by that "
                 f"axis, use an atomic, or guard the store with `if pid == 0:`",
             )
+
+    @staticmethod
+    def _single_program(kernel: Kernel, axis: int) -> bool:
+        """Every launch in the file gives ``axis`` one program (``grid = (B, n, 1)``)."""
+        launches = kernel.launches
+        if not launches:
+            return False
+        for site in launches:
+            if site.grid_dims is None:
+                return False
+            if axis < len(site.grid_dims):
+                if kernel.module.evaluate_at(site, site.grid_dims[axis]) != 1:
+                    return False
+        return True
+
+    @staticmethod
+    def _gated_single(kernel: Kernel, branches: tuple) -> bool:
+        """The store sits under ``if SPLIT_K == 1:`` (a constexpr equal to 1): that path
+        runs with a single program on the split axis."""
+        for branch in branches:
+            test = branch.test
+            if (
+                branch.arm == "body"
+                and isinstance(test, cst.Comparison)
+                and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Equal)
+                and kernel.is_compile_time(test.left)
+                and isinstance(test.comparisons[0].comparator, cst.Integer)
+                and test.comparisons[0].comparator.value == "1"
+            ):
+                return True
+        return False
 
     def _launches(self, kernel: Kernel) -> Iterator[Finding]:
         if not any(a.kind == "store" for a in kernel.accesses):
