@@ -133,9 +133,11 @@ def launch(x):
         for site in launches:
             if site.grid_dims is None:
                 return False
-            if axis < len(site.grid_dims):
-                if kernel.module.evaluate_at(site, site.grid_dims[axis]) != 1:
-                    return False
+            if (
+                axis < len(site.grid_dims)
+                and kernel.module.evaluate_at(site, site.grid_dims[axis]) != 1
+            ):
+                return False
         return True
 
     @staticmethod
