@@ -688,6 +688,29 @@ class DataFlow:
             return is_wide_dtype(aliases.resolve(node.args[1].value))
         return False
 
+    def is_remainder(self, expr: cst.BaseExpression) -> bool:
+        """``expr`` is ``a % n`` (possibly through names, subscripts and casts)."""
+        pending: list[cst.BaseExpression] = [expr]
+        seen: set[int] = set()
+        found = False
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, cst.Subscript):
+                pending.append(node.value)
+            elif isinstance(node, cst.Name):
+                values = self.definition_values(node)
+                if not values:
+                    return False
+                pending.extend(value for _, value in values)
+            elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+                found = True
+            else:
+                return False
+        return found
+
     def index_sources(self, expr: cst.BaseExpression) -> list[cst.Call]:
         """``tl.program_id``/``tl.load`` calls an index derives from, not through a widening."""
         found: list[cst.Call] = []

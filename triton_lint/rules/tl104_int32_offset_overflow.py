@@ -117,6 +117,8 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
                 continue  # not a size: both factors are indices
             if Prov.BLOCK_PTR in index_flags or Prov.DESCRIPTOR in index_flags:
                 continue
+            if kernel.dataflow.is_remainder(index):
+                continue  # `offs % D` is below D: a coordinate inside one dimension
             sources = kernel.dataflow.index_sources(index)
             if not sources:
                 continue
