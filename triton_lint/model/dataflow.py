@@ -688,6 +688,35 @@ class DataFlow:
             return is_wide_dtype(aliases.resolve(node.args[1].value))
         return False
 
+    def lane_sources(self, expr: cst.BaseExpression) -> tuple[list[cst.Call], list[cst.Call]]:
+        """The ``tl.arange`` calls whose lanes reach ``expr`` arithmetically, and the loads
+        whose values do (a gather's index vector). Loads are not entered."""
+        aranges: list[cst.Call] = []
+        loads: list[cst.Call] = []
+        for node in self.closure(expr, values_only=True):
+            if isinstance(node, cst.Call):
+                if self.tl_short(node) == "arange":
+                    aranges.append(node)
+                elif self._is_load(node):
+                    loads.append(node)
+        return aranges, loads
+
+    def whole_extent(self, arange: cst.Call) -> bool:
+        """``name = tl.arange(0, 256)``: lanes over a literal extent, not shifted by a tile,
+        program or loop offset (a fixed-size dimension such as a head or a lookup table)."""
+        args = [a.value for a in arange.args if a.keyword is None]
+        if len(args) != 2 or not isinstance(args[1], cst.Integer):
+            return False
+        if evaluate(args[0]) != 0:
+            return False
+        parent = self.parent(arange)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0].target
+            if isinstance(target, cst.Name):
+                flags = self.kernel.name_prov(target.value)
+                return not flags & (Prov.PROGRAM_ID | Prov.LOOP | Prov.RUNTIME | Prov.LOADED)
+        return False
+
     def is_remainder(self, expr: cst.BaseExpression) -> bool:
         """``expr`` is ``a % n`` (possibly through names, subscripts and casts)."""
         pending: list[cst.BaseExpression] = [expr]
