@@ -80,9 +80,26 @@ def count_nonzero(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         visitor = _Finder(minor(kernel.module.target_version))
         kernel.node.body.visit(visitor)
         for node, what in visitor.found:
+            if isinstance(node, cst.Raise) and _under_constexpr_branch(kernel, node):
+                continue  # a static error: pruned unless that branch is chosen at compile time
             yield self.finding(
                 kernel, node, f"{what} is not supported inside a Triton kernel: it fails to compile"
             )
+
+
+def _under_constexpr_branch(kernel: Kernel, node: cst.CSTNode) -> bool:
+    """``node`` sits in an arm of an ``if`` whose test is known at compile time."""
+    flow = kernel.dataflow
+    child = node
+    for parent in flow.ancestors(node):
+        if (
+            isinstance(parent, cst.If)
+            and child is not parent.test
+            and kernel.is_compile_time(parent.test)
+        ):
+            return True
+        child = parent
+    return False
 
 
 class _Finder(cst.CSTVisitor):
