@@ -863,13 +863,35 @@ def _simple_assignments(
     body = node.body
     if not isinstance(body, cst.IndentedBlock):
         return
+    nested: set[str] = set()  # names also assigned in branches/loops: value unknown
+    for stmt in body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            for child in _compound_children(stmt):
+                nested.update(_assigned_names(child))
     for stmt in body.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:
                     target = small.targets[0].target
-                    if isinstance(target, cst.Name):
+                    if isinstance(target, cst.Name) and target.value not in nested:
                         yield target.value, small.value
+
+
+def _assigned_names(node: cst.CSTNode) -> Iterator[str]:
+    """Names assigned by simple statements in ``node`` and the blocks nested in it."""
+    if isinstance(node, cst.SimpleStatementLine):
+        for small in node.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        yield target.target.value
+            elif isinstance(small, cst.AugAssign | cst.AnnAssign) and isinstance(
+                small.target, cst.Name
+            ):
+                yield small.target.value
+        return
+    for child in _compound_children(node):
+        yield from _assigned_names(child)
 
 
 def _returned_value(node: cst.FunctionDef) -> cst.BaseExpression | None:
