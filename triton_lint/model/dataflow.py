@@ -564,8 +564,18 @@ class DataFlow:
                     ):
                         target = definition.node.target
                         old = self.masked_lanes(target)
-                        clean = self._clean_class(target) if not old else None
-                        value_lanes = _binary(definition.node.operator, old, value_lanes, clean)
+                        clean = None
+                        if old and not value_lanes:
+                            clean = self._clean_class(definition.value)
+                        elif value_lanes and not old:
+                            clean = self._clean_class(target)
+                        value_lanes = _binary(
+                            definition.node.operator,
+                            old,
+                            value_lanes,
+                            clean,
+                            left_masked=bool(old),
+                        )
                     parts.append(value_lanes)
                 for part in parts:
                     for load, values in part.items():
@@ -602,16 +612,37 @@ class DataFlow:
         constant = _constant(self.kernel, node)
         if constant is not None:
             return constant
+        if self._is_broadcast(node, 4):
+            return None
         flags = self.kernel.prov(node)
-        elementwise = bool(flags & (Prov.ARANGE | Prov.WRAPPED))
-        for inner in self.closure(node, values_only=True):
-            if isinstance(inner, cst.Call):
-                short = self.tl_short(inner)
-                if short in REDUCTIONS and short not in ("dot", "cumsum", "cumprod"):
-                    return None
-                if short in ("zeros", "full", "zeros_like", "full_like", "arange"):
-                    elementwise = True
-        return "tensor" if elementwise else None
+        if not flags & (Prov.TENSOR | Prov.LOADED | Prov.ARANGE | Prov.WRAPPED):
+            return None  # parameters and program ids: scalars
+        return "tensor"
+
+    def _is_broadcast(self, node: cst.BaseExpression, depth: int) -> bool:
+        """A reduction result (``mean = tl.sum(x) / n``, ``m[:, None]``) or a scalar load."""
+        if depth <= 0:
+            return False
+        if isinstance(node, cst.Subscript):
+            return self._is_broadcast(node.value, depth - 1)
+        if isinstance(node, cst.BinaryOperation):
+            return self._is_broadcast(node.left, depth - 1) or self._is_broadcast(
+                node.right, depth - 1
+            )
+        if isinstance(node, cst.Name):
+            values = self.definition_values(node)
+            return bool(values) and all(self._is_broadcast(value, depth - 1) for _, value in values)
+        if isinstance(node, cst.Call):
+            short = self.tl_short(node)
+            if short in REDUCTIONS and short not in ("dot", "dot_scaled", "cumsum", "cumprod"):
+                return True
+            access = self.kernel.access_for_call(node)
+            if access is not None and access.kind == "load" and access.pointer is not None:
+                pointer = self.kernel.prov(access.pointer)
+                return not pointer & (Prov.ARANGE | Prov.WRAPPED | Prov.BLOCK_PTR | Prov.DESCRIPTOR)
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cast"):
+                return self._is_broadcast(node.func.value, depth - 1)
+        return False
 
     def _call_lanes(self, call: cst.Call) -> dict[int, frozenset[str]]:
         kernel = self.kernel
