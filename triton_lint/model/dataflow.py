@@ -544,7 +544,14 @@ class DataFlow:
 
     def load_fill(self, access: MemoryAccess) -> str:
         """Class of a masked load's ``other=`` ("undef" when absent)."""
-        return "undef" if access.other is None else _classify(self.kernel, access.other)
+        return "undef" if access.other is None else self._fill_class(access.other)
+
+    def _fill_class(self, other: cst.BaseExpression) -> str:
+        """An integer ``other=0`` fills an integer tensor, in kernels almost always lengths,
+        counts or indices (>= 0), so 0 is neutral for their max too."""
+        if isinstance(other, cst.Integer) and evaluate(other) == 0:
+            return "absmin"
+        return _classify(self.kernel, other)
 
     def load_of(self, call_id: int) -> MemoryAccess | None:
         for access in self.kernel.accesses:
@@ -652,9 +659,7 @@ class DataFlow:
                 return {}
             if id(call) in self._fill_override:
                 return {id(call): frozenset({self._fill_override[id(call)]})}
-            if access.other is None:
-                return {id(call): frozenset({"undef"})}
-            return {id(call): frozenset({_classify(kernel, access.other)})}
+            return {id(call): frozenset({self.load_fill(access)})}
         short = self.tl_short(call)
         args = [a.value for a in call.args if a.keyword is None]
         if isinstance(call.func, cst.Attribute) and short is None:
