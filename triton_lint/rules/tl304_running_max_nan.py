@@ -80,7 +80,7 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
                 continue
             guarded = False
             rescale = None
-            for node in flow.closure(args[0], values_only=True):
+            for node in self._argument_nodes(kernel, args[0]):
                 if isinstance(node, cst.Call) and flow.tl_short(node) == "where":
                     guarded = guarded or self._tests_infinity(kernel, node)
                 if (
@@ -101,6 +101,26 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
                     f"`{kernel.module.module.code_for_node(rescale)}` is `-inf - (-inf)` = NaN; "
                     "start the max at a finite value (-1e30) or guard with `tl.where`",
                 )
+
+    @staticmethod
+    def _argument_nodes(kernel: Kernel, arg: cst.BaseExpression) -> Iterator[cst.CSTNode]:
+        """The exponent's own expression and the definitions of the names it uses directly
+        (``alpha = exp(m_i - m_new)`` or ``d = m_i - m_new; exp(d)``), not the whole closure."""
+        flow = kernel.dataflow
+        roots: list[cst.CSTNode] = [arg]
+        pending: list[cst.CSTNode] = [arg]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, cst.Name):
+                roots.extend(value for _, value in flow.definition_values(node))
+            else:
+                pending.extend(node.children)
+        for root in roots:
+            stack = [root]
+            while stack:
+                node = stack.pop()
+                yield node
+                stack.extend(node.children)
 
     @staticmethod
     def _tests_infinity(kernel: Kernel, where: cst.Call) -> bool:
