@@ -261,12 +261,15 @@ class DataFlow:
         *,
         through_calls: bool = True,
         values_only: bool = False,
+        control: bool = False,
     ) -> Iterator[cst.CSTNode]:
         """Every node ``expr`` is computed from, following reaching definitions of names.
 
         Augmented assignments also read their target. ``through_calls=False`` stops at the
         arguments of calls that are not Triton (helpers whose result we cannot see into).
-        ``values_only=True`` follows data only: it does not enter the pointer and mask of a
+        ``control=True`` also follows the tests of the branches a definition sits in
+        (control dependence). ``values_only=True`` follows data only: it does not enter
+        the pointer and mask of a
         load (the loaded value does not depend on the address arithmetic) nor subscripts.
         """
         seen: set[int] = set()
@@ -281,6 +284,8 @@ class DataFlow:
                 for definition in self.reaching(node):
                     if definition.value is not None:
                         pending.append(definition.value)
+                    if control:  # `if pid_y == 0: off = a`: `off` depends on the test
+                        pending.extend(branch.test for branch in definition.branches)
                     if definition.kind == "augassign" and isinstance(
                         definition.node, cst.AugAssign
                     ):
@@ -398,7 +403,7 @@ class DataFlow:
         """Axes of the ``tl.program_id`` calls ``expr`` depends on (UNKNOWN for a variable
         axis or a helper call we cannot see into, meaning "maybe any axis")."""
         axes: set[Any] = set()
-        for node in self.closure(expr):
+        for node in self.closure(expr, control=True):
             if isinstance(node, cst.Call):
                 axes |= self._call_pid_axes(node)
         return axes
@@ -416,6 +421,9 @@ class DataFlow:
         last = name.rsplit(".", 1)[-1] if name else None
         if short == "program_id" or (short is None and last == "program_id"):
             return {self._axis(call)}  # also wrappers such as `tle.program_id(0)`
+        access = self.kernel.access_for_call(call)
+        if access is not None and access.kind == "atomic":
+            return {UNKNOWN}  # a ticket (`atomic_add(counter, 1)`) tells programs apart
         path = self.kernel.module.aliases.resolve(call.func)
         if path is not None and path.startswith("triton") and not path.startswith(TL):
             return {UNKNOWN}  # an extension (e.g. a shared-memory pointer): cannot tell
