@@ -780,6 +780,10 @@ class DataFlow:
                 pending.extend(value for _, value in values)
             elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
                 found = True
+            elif isinstance(node, cst.BinaryOperation) and isinstance(
+                node.operator, cst.FloorDivide
+            ):
+                pending.append(node.left)  # (rows % H) // G is below H too
             else:
                 return False
         return found
@@ -796,7 +800,9 @@ class DataFlow:
             seen.add(id(node))
             if isinstance(node, cst.Name):
                 for definition in self.reaching(node):
-                    if definition.value is not None:
+                    if definition.kind == "for":
+                        pending.extend(_range_start(definition.value))
+                    elif definition.value is not None:
                         pending.append(definition.value)
                 continue
             if isinstance(node, cst.Call):
@@ -1052,6 +1058,17 @@ def _constant(kernel: Kernel, node: cst.BaseExpression) -> str | None:
         if value < 0:
             return "negative"
     return None
+
+
+def _range_start(iterable: cst.BaseExpression | None) -> list[cst.BaseExpression]:
+    """What a loop variable's value derives from: the start of ``range(start, stop)``
+    (``range(n)`` counts from 0; the stop is a bound, not a source of the index)."""
+    if isinstance(iterable, cst.Call):
+        args = [a.value for a in iterable.args if a.keyword is None]
+        name = _dotted(iterable.func) or ""
+        if name.rsplit(".", 1)[-1] in ("range", "static_range"):
+            return args[:1] if len(args) >= 2 else []
+    return [iterable] if iterable is not None else []
 
 
 def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
