@@ -123,6 +123,7 @@ class DataFlow:
         self._lanes_busy: set[int] = set()
         self._fill_override: dict[int, str] = {}
         self._visiting_helpers = False
+        self._bounded_aranges: set[int] | None = None
         self._def_of_node: dict[int, list[Definition]] = {}
         for definitions in kernel.definitions.values():
             for definition in definitions:
@@ -746,13 +747,16 @@ class DataFlow:
         return aranges, loads
 
     def whole_extent(self, arange: cst.Call) -> bool:
-        """``name = tl.arange(0, 256)``: lanes over a literal extent, not shifted by a tile,
+        """``name = tl.arange(0, 256)``: lanes over a fixed extent, not shifted by a tile,
         program or loop offset (a fixed-size dimension such as a head or a lookup table)."""
         args = [a.value for a in arange.args if a.keyword is None]
-        if len(args) != 2 or not isinstance(args[1], cst.Integer):
+        if len(args) != 2 or evaluate(args[0]) != 0:
             return False
-        if evaluate(args[0]) != 0:
-            return False
+        if not isinstance(args[1], cst.Integer):
+            # a constexpr extent (HEAD_DIM) counts when the kernel never bounds these lanes
+            # in any mask: the author treats them as the whole dimension
+            if not self.kernel.is_compile_time(args[1]) or id(arange) in self._masked_aranges():
+                return False
         parent = self.parent(arange)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             target = parent.targets[0].target
@@ -760,6 +764,18 @@ class DataFlow:
                 flags = self.kernel.name_prov(target.value)
                 return not flags & (Prov.PROGRAM_ID | Prov.LOOP | Prov.RUNTIME | Prov.LOADED)
         return False
+
+    def _masked_aranges(self) -> set[int]:
+        """``tl.arange`` calls that some access mask of the kernel bounds."""
+        if self._bounded_aranges is None:
+            found: set[int] = set()
+            for access in self.kernel.accesses:
+                if access.mask is not None:
+                    for node in self.closure(access.mask):
+                        if isinstance(node, cst.Call) and self.tl_short(node) == "arange":
+                            found.add(id(node))
+            self._bounded_aranges = found
+        return self._bounded_aranges
 
     def is_remainder(self, expr: cst.BaseExpression) -> bool:
         """``expr`` is ``a % n`` (possibly through names, subscripts and casts)."""
