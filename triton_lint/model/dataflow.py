@@ -752,11 +752,12 @@ class DataFlow:
         args = [a.value for a in arange.args if a.keyword is None]
         if len(args) != 2 or evaluate(args[0]) != 0:
             return False
-        if not isinstance(args[1], cst.Integer):
-            # a constexpr extent (HEAD_DIM) counts when the kernel never bounds these lanes
-            # in any mask: the author treats them as the whole dimension
-            if not self.kernel.is_compile_time(args[1]) or id(arange) in self._masked_aranges():
-                return False
+        # a constexpr extent (HEAD_DIM) counts when the kernel never bounds these lanes in
+        # any mask: the author treats them as the whole dimension
+        if not isinstance(args[1], cst.Integer) and (
+            not self.kernel.is_compile_time(args[1]) or id(arange) in self._masked_aranges()
+        ):
+            return False
         parent = self.parent(arange)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             target = parent.targets[0].target
