@@ -95,10 +95,22 @@ def _under_constexpr_branch(kernel: Kernel, node: cst.CSTNode) -> bool:
         if (
             isinstance(parent, cst.If)
             and child is not parent.test
-            and kernel.is_compile_time(parent.test)
+            and (kernel.is_compile_time(parent.test) or _dtype_test(kernel, parent.test))
         ):
             return True
         child = parent
+    return False
+
+
+def _dtype_test(kernel: Kernel, test: cst.BaseExpression) -> bool:
+    """``dtype is tl.int32`` / ``x.dtype == tl.float16``: dtypes are compile-time objects."""
+    if not isinstance(test, cst.Comparison):
+        return False
+    operands = [test.left, *(c.comparator for c in test.comparisons)]
+    for operand in operands:
+        path = kernel.module.aliases.resolve(operand)
+        if path is not None and path.startswith("triton.language."):
+            return True
     return False
 
 
