@@ -28,7 +28,8 @@ An online softmax keeps a running max `m` initialised to `-inf` and rescales wit
 (a fully masked row, a causal block above the diagonal, an empty sequence), `m_new` is still
 `-inf` and `-inf - (-inf)` is NaN, which then poisons the accumulator. Kernels that start the
 running max at a large finite negative value, or guard the rescale with `tl.where`, are not
-reported. Off by default: many kernels guarantee at least one unmasked score per row."""
+reported, nor are running maxima of scores that are never filled with -inf. Off by default:
+many kernels guarantee at least one unmasked score per row."""
     fix = """\
 Start the running max at a finite value (`m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)`) or
 guard: `alpha = tl.where(m_new == float("-inf"), 1.0, tl.exp(m_i - m_new))` (and likewise for
@@ -44,7 +45,9 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
     m_i = tl.full([BLOCK], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK], dtype=tl.float32)
     for start in range(0, n, BLOCK):
-        s = tl.load(s_ptr + rows[:, None] * n + start + rows[None, :])
+        cols = start + rows
+        s_ptrs = s_ptr + rows[:, None] * n + cols[None, :]
+        s = tl.load(s_ptrs, mask=cols[None, :] < n, other=float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, 1))
         alpha = tl.exp(m_i - m_new)  # <- TL304
         l_i = l_i * alpha + tl.sum(tl.exp(s - m_new[:, None]), 1)
@@ -177,8 +180,31 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
 
     @staticmethod
     def _is_running_max(kernel: Kernel, expr: cst.BaseExpression) -> bool:
+        """A running max whose scores can be -inf (masked with a -inf fill): only then can a
+        row's max stay -inf and the rescale give NaN."""
         flow = kernel.dataflow
-        return any(
-            isinstance(node, cst.Call) and flow.tl_short(node) == "maximum"
-            for node in flow.closure(expr, values_only=True)
-        )
+        for node in flow.closure(expr, values_only=True):
+            if isinstance(node, cst.Call) and flow.tl_short(node) == "maximum":
+                for arg in node.args[1:]:
+                    if RunningMaxNan._can_be_minus_inf(kernel, arg.value):
+                        return True
+        return False
+
+    @staticmethod
+    def _can_be_minus_inf(kernel: Kernel, scores: cst.BaseExpression) -> bool:
+        flow = kernel.dataflow
+        for node in flow.closure(scores):
+            if isinstance(node, cst.Call) and flow.tl_short(node) == "full":
+                continue  # the running max's own -inf initialisation
+            if (
+                isinstance(node, cst.UnaryOperation | cst.Call | cst.Attribute)
+                and flow.fill_value(node) == -math.inf
+            ):
+                parent = flow.parent(node)
+                if not (
+                    isinstance(parent, cst.Arg)
+                    and isinstance(flow.parent(parent), cst.Call)
+                    and flow.tl_short(flow.parent(parent)) == "full"
+                ):
+                    return True
+        return False
