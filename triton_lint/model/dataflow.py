@@ -778,6 +778,20 @@ class DataFlow:
             self._bounded_aranges = found
         return self._bounded_aranges
 
+    def is_quotient_by(self, expr: cst.BaseExpression, divisor: cst.BaseExpression) -> bool:
+        """``expr`` is ``x // divisor`` (directly or through a name), so ``expr * divisor``
+        is at most ``x``."""
+        text = _code(self.kernel, divisor)
+        values: list[cst.BaseExpression] = [expr]
+        if isinstance(expr, cst.Name):
+            values = [value for _, value in self.definition_values(expr)]
+        return bool(values) and all(
+            isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, cst.FloorDivide)
+            and _code(self.kernel, value.right) == text
+            for value in values
+        )
+
     def is_remainder(self, expr: cst.BaseExpression) -> bool:
         """``expr`` is ``a % n`` (possibly through names, subscripts and casts)."""
         pending: list[cst.BaseExpression] = [expr]

@@ -119,6 +119,8 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
                 continue
             if kernel.dataflow.is_remainder(index):
                 continue  # `offs % D` is below D: a coordinate inside one dimension
+            if kernel.dataflow.is_quotient_by(index, size):
+                continue  # `(x // n) * n` never exceeds x (a divmod reconstruction)
             sources = kernel.dataflow.index_sources(index)
             if not sources:
                 continue
