@@ -258,6 +258,7 @@ def write_report(
             f"| {rule.code} | {rule.name} | {rule.severity.value} | "
             f"{'on' if rule.default_enabled else 'off'} | {count} | {rate:.1f} |"
         )
+    found_by_rule = by_rule
     current = {
         (relative_key(cache, item["path"]), f["line"], f["code"])
         for item in results
@@ -281,12 +282,41 @@ def write_report(
             counts = Counter(row["verdict"] for row in rows)
             total = len(rows)
             tp = counts.get("TP", 0)
+            debatable = counts.get("debatable", 0)
             lines.append(
                 f"- Round {round_name}: {total} findings, {tp} true positives, "
-                f"{counts.get('FP', 0)} false positives, {counts.get('debatable', 0)} debatable: "
+                f"{counts.get('FP', 0)} false positives, {debatable} debatable: "
                 f"**{100.0 * tp / total:.0f}% true positives** "
-                f"({100.0 * (tp + counts.get('debatable', 0)) / total:.0f}% counting debatable)."
+                f"({100.0 * (tp + debatable) / total:.0f}% counting debatable)."
             )
+        last = max(row["round"] for row in triage)
+        sample = [row for row in triage if row["round"] == last]
+        sampled: dict[str, Counter] = defaultdict(Counter)
+        for row in sample:
+            sampled[row["code"]][row["verdict"]] += 1
+        weighted_tp = weighted_ok = weight = 0.0
+        lines += [
+            "",
+            f"Round {last} per rule, and the precision weighted by each rule's volume of "
+            "findings in this run (the sample is stratified, so small rules are over-represented):",
+            "",
+            "| code | sampled | TP | debatable | FP | findings in run |",
+            "|---|---|---|---|---|---|",
+        ]
+        for code in sorted(sampled):
+            c = sampled[code]
+            n = sum(c.values())
+            volume = found_by_rule.get(code, 0)
+            lines.append(f"| {code} | {n} | {c['TP']} | {c['debatable']} | {c['FP']} | {volume} |")
+            weighted_tp += volume * c["TP"] / n
+            weighted_ok += volume * (c["TP"] + c["debatable"]) / n
+            weight += volume
+        if weight:
+            lines += [
+                "",
+                f"Volume-weighted: **{100.0 * weighted_tp / weight:.0f}% true positives**, "
+                f"{100.0 * weighted_ok / weight:.0f}% counting debatable.",
+            ]
         fixed = sum(1 for row in triage if row["status"] == "fixed")
         lines.append(f"- False positives fixed (no longer reported): {fixed}.")
         lines += [
@@ -336,9 +366,20 @@ def main() -> None:
     parser.add_argument("--findings", type=Path, help="also write all findings as JSON here")
     parser.add_argument("--select", default="", help="only these rule codes (no report written)")
     parser.add_argument("--package", default="", help="only this package (no report written)")
+    parser.add_argument(
+        "--report-from",
+        type=Path,
+        help="rewrite docs/corpus.md from a saved run (<cache>/results.json) without linting",
+    )
     args = parser.parse_args()
     SELECT.extend(code for code in args.select.split(",") if code)
     cache = args.cache.resolve()
+    if args.report_from:
+        saved = json.loads(args.report_from.read_text(encoding="utf-8"))
+        write_report(
+            saved["results"], Counter(saved["skipped"]), saved["seconds"], cache, saved["jobs"]
+        )
+        return
     unpacked = fetch(cache)
     files, skipped = sources(unpacked)
     if args.package:
@@ -352,6 +393,8 @@ def main() -> None:
     else:
         report = write_report(results, skipped, seconds, cache, args.jobs)
         print(report.split("## Triage")[0])
+        saved = {"results": results, "skipped": skipped, "seconds": seconds, "jobs": args.jobs}
+        (cache / "results.json").write_text(json.dumps(saved), encoding="utf-8")
     findings_path = args.findings or cache / "findings.json"
     findings_path.write_text(
         json.dumps(
