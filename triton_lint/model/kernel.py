@@ -868,13 +868,20 @@ def _simple_assignments(
         if not isinstance(stmt, cst.SimpleStatementLine):
             for child in _compound_children(stmt):
                 nested.update(_assigned_names(child))
+    direct: list[tuple[str, cst.BaseExpression]] = []
     for stmt in body.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:
                     target = small.targets[0].target
                     if isinstance(target, cst.Name) and target.value not in nested:
-                        yield target.value, small.value
+                        direct.append((target.value, small.value))
+    counts: dict[str, int] = {}
+    for name, _ in direct:
+        counts[name] = counts.get(name, 0) + 1
+    for name, value in direct:
+        if counts[name] == 1:  # reassigned (`grid = ...` per launch): depends on the launch
+            yield name, value
 
 
 def _assigned_names(node: cst.CSTNode) -> Iterator[str]:
