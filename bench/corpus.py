@@ -58,6 +58,33 @@ TARGET_VERSION = "3.9"
 FILE_SECONDS = 90  # one file that takes longer is recorded as a timeout
 
 
+NOTES = """
+## Reading the numbers
+
+- The issue's target (>= 90% of sampled error/warning findings true positives) is **not met
+  overall**: 44% on the stratified round-3 sample, 71% weighted by volume, dragged down by the
+  existing mask rules TL101/TL102 (0 of 19 sampled). It is met by TL103 (90%) and TL104 (91%,
+  100% counting the debatable one), which make up most of the findings.
+- The new dataflow rules are precise on these libraries: in round 3, TL103 9 of 10 and TL104
+  10 of 11 sampled findings are true positives (the other TL104 one is debatable), TL105 3 of 5
+  (one false positive fixed since, one benign duplicate store); every TL302 finding in round 1
+  is a real fp16/bf16 accumulation (two deliberate). TL301 reports nothing here once only
+  summed exponentials are checked: these libraries subtract the max in every softmax. TL304 is
+  off by default and is not in round 3.
+- TL104 is counted once per index source per kernel (its fix widens that source once); the
+  message counts the other products of the same index.
+- Not fixed, the main false-positive classes left: TL101/TL102 on lanes that tile a fixed-size
+  row exactly (static_range chunks, an inline `tl.arange`, `tl.arange(0, E) + 1`, a
+  `tl.static_assert` bound) -- telling them from padded blocks needs host facts; TL204 on
+  slice assignment in flag-gems' Cambricon backend, which that vendor's compiler accepts;
+  TL103 on a `0.0` fill before the max of non-negative data.
+- Timeouts: three files (vLLM `topk_topp_triton.py`, sglang `rocm_router_gate.py` and
+  `triton_mla_kernels_decode_fused.py`) exceed 90 s in the provenance analysis shared by
+  every rule (loop-carried cycles are recomputed instead of solved as a fixpoint); they are
+  counted as timeouts and their kernels are not in the totals.
+"""
+
+
 def _wheel_for(name: str, version: str, wheels: Path) -> Path | None:
     stem = name.replace("-", "_").lower()
     for path in sorted(wheels.glob("*.whl")):
@@ -270,11 +297,12 @@ def write_report(
             "",
             "## Triage",
             "",
-            "Error/warning findings read by hand, in two rounds. Round 1 is the sample read on",
-            "the first run of the new rules (and the existing ones); every false-positive pattern",
-            "found there was fixed, with a regression fixture (`status` = `fixed`). Round 2 is a",
-            "fresh stratified sample (`python bench/corpus.py --sample N`) of the findings the",
-            "fixed linter still reports; it measures the precision of what ships.",
+            "Error/warning findings read by hand, in three rounds, each a stratified sample",
+            "(`python bench/corpus.py --sample N`) of findings not read before. Round 1 was read",
+            "on the first runs of the new rules (and the existing ones), round 2 on a later run;",
+            "every false-positive pattern found in rounds 1 and 2 was fixed, with a regression",
+            "fixture (`status` = `fixed`). Round 3 was drawn from the final linter and measures",
+            "what ships. `no longer reported` marks an open finding a later fix removed.",
             "",
         ]
         for round_name in sorted({row["round"] for row in triage}):
@@ -333,6 +361,7 @@ def write_report(
                 f"| {row['round']} | {row['code']} | `{row['path']}:{row['line']}` | "
                 f"{row['verdict']} | {status} | {row['reason']} |"
             )
+    lines += ["", NOTES.strip()]
     text = "\n".join(lines) + "\n"
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(text, encoding="utf-8")
