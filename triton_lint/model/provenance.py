@@ -88,10 +88,32 @@ class ProvenanceAnalysis:
         # In-progress names reached again through a loop-carried cycle: results computed
         # while such a cycle is open are partial and must not be cached.
         self._cycle_hits: set[str] = set()
+        # Results computed while a cycle is open, reused until the outermost query returns
+        # (without them, loop-heavy kernels recompute the same names exponentially often).
+        self._provisional: dict[str, Prov] = {}
+        self._provisional_expr: dict[int, Prov] = {}
+        self._depth = 0
 
     def of_name(self, name: str) -> Prov:
         if name in self._name_cache:
             return self._name_cache[name]
+        if name in self._provisional:
+            return self._provisional[name]
+        self._depth += 1
+        try:
+            flags = self._of_name(name)
+        finally:
+            self._depth -= 1
+        if not self._cycle_hits:
+            self._name_cache[name] = flags
+        elif name not in self._in_progress:
+            self._provisional[name] = flags
+        if self._depth == 0:
+            self._provisional.clear()
+            self._provisional_expr.clear()
+        return flags
+
+    def _of_name(self, name: str) -> Prov:
         kernel = self._kernel
         param = kernel.params_by_name.get(name)
         definitions = kernel.definitions.get(name, [])
@@ -115,18 +137,20 @@ class ProvenanceAnalysis:
             flags = Prov.GLOBAL
         else:
             flags = Prov.UNKNOWN
-        if not self._cycle_hits:
-            self._name_cache[name] = flags
         return flags
 
     def of(self, node: cst.BaseExpression) -> Prov:
         key = id(node)
         cached = self._expr_cache.get(key)
+        if cached is None:
+            cached = self._provisional_expr.get(key)
         if cached is not None:
             return cached
         flags = self._compute(node)
         if not self._cycle_hits:
             self._expr_cache[key] = flags
+        elif self._depth:
+            self._provisional_expr[key] = flags
         return flags
 
     def _union(self, nodes: list[cst.BaseExpression]) -> Prov:
