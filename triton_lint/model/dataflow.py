@@ -746,6 +746,16 @@ class DataFlow:
                     loads.append(node)
         return aranges, loads
 
+    def extension_pointer(self, pointer: cst.BaseExpression) -> bool:
+        """The pointer comes from a Triton extension outside ``triton.language`` (e.g. a
+        shared-memory ``local_ptr``), whose bounds the kernel allocated itself."""
+        for node in self.closure(pointer, values_only=True):
+            if isinstance(node, cst.Call):
+                path = self.kernel.module.aliases.resolve(node.func)
+                if path is not None and path.startswith("triton.") and not path.startswith(TL):
+                    return True
+        return False
+
     def whole_extent(self, arange: cst.Call) -> bool:
         """``name = tl.arange(0, 256)``: lanes over a fixed extent, not shifted by a tile,
         program or loop offset (a fixed-size dimension such as a head or a lookup table)."""

@@ -47,6 +47,8 @@ def _lanes_in_range(kernel: Kernel, pointer: cst.BaseExpression) -> bool:
     fixed-size dimension) or a gather whose index vector was loaded with every lane defined
     (unmasked, or masked with an ``other=`` fill)."""
     flow = kernel.dataflow
+    if flow.extension_pointer(pointer):
+        return True  # a shared-memory buffer from a Triton extension, not global memory
     aranges, loads = flow.lane_sources(pointer)
     if not all(flow.whole_extent(call) for call in aranges):
         return False
