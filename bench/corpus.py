@@ -316,6 +316,20 @@ def write_report(
                 f"**{100.0 * tp / total:.0f}% true positives** "
                 f"({100.0 * (tp + debatable) / total:.0f}% counting debatable)."
             )
+            still = [
+                row
+                for row in rows
+                if row["status"] == "open"
+                and (row["path"], int(row["line"]), row["code"]) in current
+            ]
+            if still and len(still) < total:
+                kept = Counter(row["verdict"] for row in still)
+                lines.append(
+                    f"  Of these, {len(still)} are still reported by the final linter: "
+                    f"{kept.get('TP', 0)} TP, {kept.get('debatable', 0)} debatable, "
+                    f"{kept.get('FP', 0)} FP ({100.0 * kept.get('TP', 0) / len(still):.0f}% "
+                    "true positives)."
+                )
         last = max(row["round"] for row in triage)
         sample = [row for row in triage if row["round"] == last]
         sampled: dict[str, Counter] = defaultdict(Counter)
