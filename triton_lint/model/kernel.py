@@ -25,6 +25,7 @@ from triton_lint.model.provenance import COMPILE_TIME, Prov, ProvenanceAnalysis
 from triton_lint.model.tree import iter_children
 
 if TYPE_CHECKING:
+    from triton_lint.model.dataflow import DataFlow
     from triton_lint.model.usage import KernelUsage
 
 AccessKind = Literal["load", "store", "atomic"]
@@ -303,6 +304,16 @@ class Kernel:
         if any(call.name == self.name for other in self.module.kernels for call in other.calls):
             return False
         return any(True for _ in self.calls_to("program_id"))
+
+    @property
+    def dataflow(self) -> DataFlow:
+        """Reaching definitions, dependencies and masked-lane values (built on first use)."""
+        cached = self.__dict__.get("_dataflow")
+        if cached is None:
+            from triton_lint.model.dataflow import DataFlow
+
+            cached = self.__dict__["_dataflow"] = DataFlow(self)
+        return cached
 
 
 class ModuleModel:
@@ -890,13 +901,42 @@ def _simple_assignments(
     body = node.body
     if not isinstance(body, cst.IndentedBlock):
         return
+    nested: set[str] = set()  # names also assigned in branches/loops: value unknown
+    for stmt in body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            for child in _compound_children(stmt):
+                nested.update(_assigned_names(child))
+    direct: list[tuple[str, cst.BaseExpression]] = []
     for stmt in body.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:
                     target = small.targets[0].target
-                    if isinstance(target, cst.Name):
-                        yield target.value, small.value
+                    if isinstance(target, cst.Name) and target.value not in nested:
+                        direct.append((target.value, small.value))
+    counts: dict[str, int] = {}
+    for name, _ in direct:
+        counts[name] = counts.get(name, 0) + 1
+    for name, value in direct:
+        if counts[name] == 1:  # reassigned (`grid = ...` per launch): depends on the launch
+            yield name, value
+
+
+def _assigned_names(node: cst.CSTNode) -> Iterator[str]:
+    """Names assigned by simple statements in ``node`` and the blocks nested in it."""
+    if isinstance(node, cst.SimpleStatementLine):
+        for small in node.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        yield target.target.value
+            elif isinstance(small, cst.AugAssign | cst.AnnAssign) and isinstance(
+                small.target, cst.Name
+            ):
+                yield small.target.value
+        return
+    for child in _compound_children(node):
+        yield from _assigned_names(child)
 
 
 def _returned_value(node: cst.FunctionDef) -> cst.BaseExpression | None:

@@ -67,6 +67,8 @@ _STATIC_ATTRS = {
     "primitive_bitwidth",
     "ndim",
 }
+# Reductions that, without an axis, reduce a tensor to a scalar.
+_FULL_REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce", "prod"}
 _BUILTIN_PASSTHROUGH = {"min", "max", "int", "float", "bool", "abs", "len", "round"}
 
 
@@ -242,6 +244,9 @@ class ProvenanceAnalysis:
             return self.of(args[1]) | self.of(args[2]) | Prov.TENSOR
         if short in _CONSTEXPR_FUNCS:
             return self._union(args)
+        if short in _FULL_REDUCTIONS and _keyword(node, "axis") is None and len(args) < 2:
+            # reducing every axis leaves a scalar: no lanes remain to run past the end
+            return (self._union(args) & ~(Prov.ARANGE | Prov.WRAPPED)) | Prov.TENSOR
         if short in ("zeros", "full", "zeros_like", "full_like", "empty"):
             return Prov.TENSOR | (self._union(args[1:2]) if short == "full" else Prov.NONE)
         return self._union(args) | Prov.TENSOR

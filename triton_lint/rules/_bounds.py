@@ -37,7 +37,28 @@ def unguarded_reason(kernel: Kernel, access: MemoryAccess) -> str | None:
         return None
     if _masked_in_sibling_arm(kernel, access):
         return None
+    if _lanes_in_range(kernel, access.pointer):
+        return None
     return "no mask"
+
+
+def _lanes_in_range(kernel: Kernel, pointer: cst.BaseExpression) -> bool:
+    """Every lane source is in range by construction: a literal-extent ``tl.arange`` (a
+    fixed-size dimension) or a gather whose index vector was loaded with every lane defined
+    (unmasked, or masked with an ``other=`` fill)."""
+    flow = kernel.dataflow
+    if flow.extension_pointer(pointer):
+        return True  # a shared-memory buffer from a Triton extension, not global memory
+    aranges, loads = flow.lane_sources(pointer)
+    if not all(flow.whole_extent(call) for call in aranges):
+        return False
+    for call in loads:
+        access = kernel.access_for_call(call)
+        if access is None:
+            return False
+        if access.mask is not None and access.other is None:
+            return False  # masked-off lanes of the index are undefined
+    return True
 
 
 def _masked_in_sibling_arm(kernel: Kernel, access: MemoryAccess) -> bool:

@@ -65,7 +65,11 @@ def fill(out_ptr, n, BLOCK: tl.constexpr):
             for expr in exprs:
                 if kernel.is_compile_time(expr):
                     continue
-                runtime += [p.name for p in kernel.params_in(expr) if not p.is_constexpr]
+                runtime += [
+                    p.name
+                    for p in kernel.params_in(expr)
+                    if not p.is_constexpr and not _constexpr_from_callers(kernel, p.name)
+                ]
             if runtime:
                 names = ", ".join(f"`{n}`" for n in dict.fromkeys(runtime))
                 yield self.finding(
@@ -74,6 +78,32 @@ def fill(out_ptr, n, BLOCK: tl.constexpr):
                     f"{what} uses {names}, which is not `tl.constexpr`: the kernel fails to "
                     "compile; annotate it `: tl.constexpr`",
                 )
+
+
+def _constexpr_from_callers(kernel: Kernel, param: str) -> bool:
+    """A jit helper's parameter is compile-time when every call from another jit function
+    of the file passes a compile-time value (Triton specialises helpers per call)."""
+    found = False
+    for caller in kernel.module.kernels:
+        if caller is kernel:
+            continue
+        for site in caller.calls:
+            if site.name is None or site.name.rsplit(".", 1)[-1] != kernel.name:
+                continue
+            arg = _argument(kernel, site.node, param)
+            if arg is None or not caller.is_compile_time(arg):
+                return False
+            found = True
+    return found
+
+
+def _argument(kernel: Kernel, call: cst.Call, param: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == param:
+            return arg.value
+    index = kernel.params_by_name[param].index
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[index] if index < len(positional) else None
 
 
 def _shape_elements(call: cst.Call, short: str) -> list[cst.BaseExpression]:

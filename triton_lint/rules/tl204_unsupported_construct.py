@@ -81,6 +81,8 @@ def count_nonzero(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         visitor = _Finder(minor(kernel.module.target_version))
         _walk(visitor, kernel.node.body)
         for node, what in visitor.found:
+            if isinstance(node, cst.Raise) and _under_constexpr_branch(kernel, node):
+                continue  # a static error: pruned unless that branch is chosen at compile time
             yield self.finding(
                 kernel, node, f"{what} is not supported inside a Triton kernel: it fails to compile"
             )
@@ -91,6 +93,33 @@ def _walk(finder: _Finder, node: cst.CSTNode) -> None:
         for child in iter_children(node):
             _walk(finder, child)
     finder.on_leave(node)
+
+
+def _under_constexpr_branch(kernel: Kernel, node: cst.CSTNode) -> bool:
+    """``node`` sits in an arm of an ``if`` whose test is known at compile time."""
+    flow = kernel.dataflow
+    child = node
+    for parent in flow.ancestors(node):
+        if (
+            isinstance(parent, cst.If)
+            and child is not parent.test
+            and (kernel.is_compile_time(parent.test) or _dtype_test(kernel, parent.test))
+        ):
+            return True
+        child = parent
+    return False
+
+
+def _dtype_test(kernel: Kernel, test: cst.BaseExpression) -> bool:
+    """``dtype is tl.int32`` / ``x.dtype == tl.float16``: dtypes are compile-time objects."""
+    if not isinstance(test, cst.Comparison):
+        return False
+    operands = [test.left, *(c.comparator for c in test.comparisons)]
+    for operand in operands:
+        path = kernel.module.aliases.resolve(operand)
+        if path is not None and path.startswith("triton.language."):
+            return True
+    return False
 
 
 class _Finder:

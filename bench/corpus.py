@@ -1,0 +1,461 @@
+"""Precision ledger: lint pinned wheels of real Triton kernel libraries and write docs/corpus.md.
+
+    python bench/corpus.py                 # download (cached), unpack, lint, write docs/corpus.md
+    python bench/corpus.py --sample 60     # also print a stratified sample of findings to triage
+    python bench/corpus.py --jobs 2 --max-seconds 900
+
+Wheels are fetched with ``pip download --no-deps --only-binary=:all:`` into
+``$TRITON_LINT_CORPUS`` (default ``/work/.cache/corpus``), outside the repository, and their
+Python sources are unpacked to ``<cache>/<name>-<version>/``; ``<cache>/READY`` is touched once
+every wheel is unpacked, so other checkouts can reuse the cache. Every rule of the package runs
+(including rules that are off by default), so new rules are counted automatically. Vendored
+copies (paths with ``vendor``, ``third_party``, ``_vendored``) and files whose content was
+already seen are skipped.
+
+Triage verdicts live in ``bench/triage.tsv`` (package, path, line, code, verdict, reason);
+the report joins them with the current findings and computes the true-positive rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from triton_lint.engine import lint_bytes  # noqa: E402
+from triton_lint.rules import all_rules  # noqa: E402
+
+CACHE = Path(os.environ.get("TRITON_LINT_CORPUS", "/work/.cache/corpus"))
+TRIAGE = ROOT / "bench" / "triage.tsv"
+REPORT = ROOT / "docs" / "corpus.md"
+
+#: (distribution, version): the wheels linted. Versions are pinned so numbers are comparable.
+PINNED: list[tuple[str, str]] = [
+    ("flag-gems", "5.0.2"),
+    ("vllm", "0.33.0"),
+    ("sglang", "0.5.23"),
+    ("fla-core", "0.6.0"),
+    ("liger-kernel", "0.8.5"),
+    ("unsloth", "2026.10.9"),
+    ("torchao", "0.18.0"),
+]
+VENDORED = ("vendor", "third_party", "_vendored")
+TARGET_VERSION = "3.9"
+FILE_SECONDS = 90  # one file that takes longer is recorded as a timeout
+
+
+NOTES = """
+## Reading the numbers
+
+- The issue's target (>= 90% of sampled error/warning findings true positives) is **not met
+  overall**: 44% on the stratified round-3 sample, 71% weighted by volume, dragged down by the
+  existing mask rules TL101/TL102 (0 of 19 sampled). It is met by TL103 (90%) and TL104 (91%,
+  100% counting the debatable one), which make up most of the findings.
+- The new dataflow rules are precise on these libraries: in round 3, TL103 9 of 10 and TL104
+  10 of 11 sampled findings are true positives (the other TL104 one is debatable), TL105 3 of 5
+  (one false positive fixed since, one benign duplicate store); every TL302 finding in round 1
+  is a real fp16/bf16 accumulation (two deliberate). TL301 reports nothing here once only
+  summed exponentials are checked: these libraries subtract the max in every softmax. TL304 is
+  off by default and is not in round 3.
+- TL104 is counted once per index source per kernel (its fix widens that source once); the
+  message counts the other products of the same index.
+- Not fixed, the main false-positive classes left: TL101/TL102 on lanes that tile a fixed-size
+  row exactly (static_range chunks, an inline `tl.arange`, `tl.arange(0, E) + 1`, a
+  `tl.static_assert` bound) -- telling them from padded blocks needs host facts; TL204 on
+  slice assignment in flag-gems' Cambricon backend, which that vendor's compiler accepts;
+  TL103 on a `0.0` fill before the max of non-negative data.
+- Speed: the provenance analysis shared by every rule used to recompute loop-carried cycles
+  (three files took over 90 s); it now reuses results within a query, with identical
+  findings on every other file of the corpus.
+"""
+
+
+def _wheel_for(name: str, version: str, wheels: Path) -> Path | None:
+    stem = name.replace("-", "_").lower()
+    for path in sorted(wheels.glob("*.whl")):
+        parts = path.name.split("-")
+        if parts[0].lower() == stem and parts[1] == version:
+            return path
+    return None
+
+
+def fetch(cache: Path) -> list[tuple[str, str, Path]]:
+    """Download (if missing) and unpack each pinned wheel; return (name, version, dir)."""
+    wheels = cache / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    unpacked = []
+    for name, version in PINNED:
+        target = cache / f"{name}-{version}"
+        if not (target / ".unpacked").exists():
+            wheel = _wheel_for(name, version, wheels)
+            if wheel is None:
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "pip",
+                        "download",
+                        "--no-deps",
+                        "--only-binary=:all:",
+                        "--python-version",
+                        "3.11",
+                        "--platform",
+                        "manylinux_2_34_x86_64",
+                        f"{name}=={version}",
+                        "-d",
+                        str(wheels),
+                    ],
+                    check=True,
+                )
+                wheel = _wheel_for(name, version, wheels)
+                if wheel is None:
+                    raise SystemExit(f"no wheel for {name}=={version}")
+            with zipfile.ZipFile(wheel) as archive:
+                for member in archive.namelist():
+                    if member.endswith(".py"):  # only sources: binaries are not linted
+                        archive.extract(member, target)
+            (target / ".unpacked").touch()
+        unpacked.append((name, version, target))
+    (cache / "READY").touch()
+    return unpacked
+
+
+def _is_vendored(relative: str) -> bool:
+    return any(part in relative.lower() for part in VENDORED)
+
+
+def sources(unpacked: list[tuple[str, str, Path]]) -> tuple[list[tuple[str, str]], Counter]:
+    """(package, file) pairs to lint, without vendored copies or content duplicates."""
+    seen: set[str] = set()
+    files: list[tuple[str, str]] = []
+    skipped: Counter = Counter()
+    for name, _, directory in unpacked:
+        for path in sorted(directory.rglob("*.py")):
+            relative = path.relative_to(directory).as_posix()
+            data = path.read_bytes()
+            if b"triton" not in data:
+                continue
+            if _is_vendored(relative):
+                skipped["vendored"] += 1
+                continue
+            digest = hashlib.sha256(data).hexdigest()
+            if digest in seen:
+                skipped["duplicate"] += 1
+                continue
+            seen.add(digest)
+            files.append((name, str(path)))
+    return files, skipped
+
+
+class _Timeout(BaseException):  # not an Exception: the engine must not swallow it
+    pass
+
+
+def _alarm(signum, frame):  # pragma: no cover - signal handler
+    raise _Timeout
+
+
+SELECT: list[str] = []  # rule-code prefixes to run (empty: every rule); for quick iteration
+
+
+def _rules(select: tuple[str, ...]) -> list:
+    return [r for r in all_rules() if not select or r.code.startswith(select)]
+
+
+def _lint_one(job: tuple[str, str, tuple[str, ...]]) -> dict:
+    package, path, select = job
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(FILE_SECONDS)
+    started = time.perf_counter()
+    try:
+        result = lint_bytes(path, Path(path).read_bytes(), _rules(select), TARGET_VERSION)
+        kernels = len(result.model.kernels) if result.model is not None else 0
+        findings = [f.to_dict() for f in result.findings]
+        crashes = list(result.crashes)
+        timeout = False
+    except _Timeout:
+        kernels, findings, crashes, timeout = 0, [], [], True
+    finally:
+        signal.alarm(0)
+    return {
+        "package": package,
+        "path": path,
+        "kernels": kernels,
+        "findings": findings,
+        "crashes": crashes,
+        "timeout": timeout,
+        "seconds": time.perf_counter() - started,
+    }
+
+
+def lint_all(files: list[tuple[str, str]], jobs: int, max_seconds: float) -> list[dict]:
+    results: list[dict] = []
+    deadline = time.monotonic() + max_seconds
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for item in pool.map(_lint_one, [(*f, tuple(SELECT)) for f in files], chunksize=8):
+            results.append(item)
+            if time.monotonic() > deadline:
+                print(f"time bound reached after {len(results)} files", file=sys.stderr)
+                pool.shutdown(wait=False, cancel_futures=True)
+                break
+    return results
+
+
+def read_triage() -> list[dict]:
+    if not TRIAGE.exists():
+        return []
+    with TRIAGE.open(encoding="utf-8") as handle:
+        rows = [row for row in csv.DictReader(handle, delimiter="\t") if row.get("code")]
+    return rows
+
+
+def relative_key(cache: Path, finding_path: str) -> str:
+    """``<name>-<version>/<path inside the wheel>``."""
+    return Path(finding_path).relative_to(cache).as_posix()
+
+
+def write_report(
+    results: list[dict], skipped: Counter, seconds: float, cache: Path, jobs: int
+) -> str:
+    rules = list(all_rules())
+    per_package: dict[str, Counter] = defaultdict(Counter)
+    by_rule: Counter = Counter()
+    kernels_total = 0
+    for item in results:
+        package = item["package"]
+        per_package[package]["files"] += 1
+        per_package[package]["kernels"] += item["kernels"]
+        per_package[package]["findings"] += len(item["findings"])
+        per_package[package]["crashes"] += len(item["crashes"])
+        per_package[package]["timeouts"] += int(item["timeout"])
+        kernels_total += item["kernels"]
+        for finding in item["findings"]:
+            by_rule[finding["code"]] += 1
+    versions = dict(PINNED)
+    lines = [
+        "# Precision ledger on real kernel libraries",
+        "",
+        "Generated by `python bench/corpus.py` (do not edit the numbers by hand; triage verdicts",
+        "come from `bench/triage.tsv`). Every rule runs, including those off by default;",
+        f"target Triton version {TARGET_VERSION}. Vendored copies and duplicate files (by content",
+        "hash) are skipped.",
+        "",
+        "| package | version | files linted | kernels | findings | rule crashes | timeouts |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, _ in PINNED:
+        c = per_package.get(name, Counter())
+        lines.append(
+            f"| {name} | {versions[name]} | {c['files']} | {c['kernels']} | {c['findings']} "
+            f"| {c['crashes']} | {c['timeouts']} |"
+        )
+    files_total = sum(c["files"] for c in per_package.values())
+    lines += [
+        f"| **total** | | {files_total} | {kernels_total} | {sum(by_rule.values())} "
+        f"| {sum(c['crashes'] for c in per_package.values())} "
+        f"| {sum(c['timeouts'] for c in per_package.values())} |",
+        "",
+        f"Skipped: {skipped['vendored']} vendored files, {skipped['duplicate']} duplicates.",
+        f"Time: {seconds:.1f} s wall on {jobs} worker processes.",
+        "",
+        "## Findings per rule",
+        "",
+        "| code | name | severity | default | findings | per 100 kernels |",
+        "|---|---|---|---|---|---|",
+    ]
+    for rule in rules:
+        count = by_rule.get(rule.code, 0)
+        rate = 100.0 * count / kernels_total if kernels_total else 0.0
+        lines.append(
+            f"| {rule.code} | {rule.name} | {rule.severity.value} | "
+            f"{'on' if rule.default_enabled else 'off'} | {count} | {rate:.1f} |"
+        )
+    found_by_rule = by_rule
+    current = {
+        (relative_key(cache, item["path"]), f["line"], f["code"])
+        for item in results
+        for f in item["findings"]
+    }
+    triage = read_triage()
+    if triage:
+        lines += [
+            "",
+            "## Triage",
+            "",
+            "Error/warning findings read by hand, in three rounds, each a stratified sample",
+            "(`python bench/corpus.py --sample N`) of findings not read before. Round 1 was read",
+            "on the first runs of the new rules (and the existing ones), round 2 on a later run;",
+            "every false-positive pattern found in rounds 1 and 2 was fixed, with a regression",
+            "fixture (`status` = `fixed`). Round 3 was drawn from the final linter and measures",
+            "what ships. `no longer reported` marks an open finding a later fix removed.",
+            "",
+        ]
+        for round_name in sorted({row["round"] for row in triage}):
+            rows = [row for row in triage if row["round"] == round_name]
+            counts = Counter(row["verdict"] for row in rows)
+            total = len(rows)
+            tp = counts.get("TP", 0)
+            debatable = counts.get("debatable", 0)
+            lines.append(
+                f"- Round {round_name}: {total} findings, {tp} true positives, "
+                f"{counts.get('FP', 0)} false positives, {debatable} debatable: "
+                f"**{100.0 * tp / total:.0f}% true positives** "
+                f"({100.0 * (tp + debatable) / total:.0f}% counting debatable)."
+            )
+            still = [
+                row
+                for row in rows
+                if row["status"] == "open"
+                and (row["path"], int(row["line"]), row["code"]) in current
+            ]
+            if still and len(still) < total:
+                kept = Counter(row["verdict"] for row in still)
+                lines.append(
+                    f"  Of these, {len(still)} are still reported by the final linter: "
+                    f"{kept.get('TP', 0)} TP, {kept.get('debatable', 0)} debatable, "
+                    f"{kept.get('FP', 0)} FP ({100.0 * kept.get('TP', 0) / len(still):.0f}% "
+                    "true positives)."
+                )
+        last = max(row["round"] for row in triage)
+        sample = [row for row in triage if row["round"] == last]
+        sampled: dict[str, Counter] = defaultdict(Counter)
+        for row in sample:
+            sampled[row["code"]][row["verdict"]] += 1
+        weighted_tp = weighted_ok = weight = 0.0
+        lines += [
+            "",
+            f"Round {last} per rule, and the precision weighted by each rule's volume of "
+            "findings in this run (the sample is stratified, so small rules are over-represented):",
+            "",
+            "| code | sampled | TP | debatable | FP | findings in run |",
+            "|---|---|---|---|---|---|",
+        ]
+        for code in sorted(sampled):
+            c = sampled[code]
+            n = sum(c.values())
+            volume = found_by_rule.get(code, 0)
+            lines.append(f"| {code} | {n} | {c['TP']} | {c['debatable']} | {c['FP']} | {volume} |")
+            weighted_tp += volume * c["TP"] / n
+            weighted_ok += volume * (c["TP"] + c["debatable"]) / n
+            weight += volume
+        if weight:
+            lines += [
+                "",
+                f"Volume-weighted: **{100.0 * weighted_tp / weight:.0f}% true positives**, "
+                f"{100.0 * weighted_ok / weight:.0f}% counting debatable.",
+            ]
+        fixed = sum(1 for row in triage if row["status"] == "fixed")
+        lines.append(f"- False positives fixed (no longer reported): {fixed}.")
+        lines += [
+            "",
+            "| round | code | location | verdict | status | reason |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row in sorted(triage, key=lambda r: (r["round"], r["code"], r["path"], int(r["line"]))):
+            key = (row["path"], int(row["line"]), row["code"])
+            status = row["status"]
+            if status == "open" and results and key not in current:
+                status = "no longer reported"
+            lines.append(
+                f"| {row['round']} | {row['code']} | `{row['path']}:{row['line']}` | "
+                f"{row['verdict']} | {status} | {row['reason']} |"
+            )
+    lines += ["", NOTES.strip()]
+    text = "\n".join(lines) + "\n"
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(text, encoding="utf-8")
+    return text
+
+
+def sample(results: list[dict], cache: Path, count: int, seed: int = 0) -> list[dict]:
+    """A deterministic sample of error/warning findings, spread over rules."""
+    pools: dict[str, list[dict]] = defaultdict(list)
+    for item in results:
+        for f in item["findings"]:
+            if f["severity"] in ("error", "warning"):
+                pools[f["code"]].append({**f, "path": relative_key(cache, item["path"])})
+    rng = random.Random(seed)
+    for pool in pools.values():
+        rng.shuffle(pool)
+    picked: list[dict] = []
+    while len(picked) < count and any(pools.values()):
+        for code in sorted(pools):
+            if pools[code] and len(picked) < count:
+                picked.append(pools[code].pop())
+    return picked
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--max-seconds", type=float, default=1200.0)
+    parser.add_argument("--sample", type=int, default=0, help="print N findings to triage")
+    parser.add_argument("--findings", type=Path, help="also write all findings as JSON here")
+    parser.add_argument("--select", default="", help="only these rule codes (no report written)")
+    parser.add_argument("--package", default="", help="only this package (no report written)")
+    parser.add_argument(
+        "--report-from",
+        type=Path,
+        help="rewrite docs/corpus.md from a saved run (<cache>/results.json) without linting",
+    )
+    args = parser.parse_args()
+    SELECT.extend(code for code in args.select.split(",") if code)
+    cache = args.cache.resolve()
+    if args.report_from:
+        saved = json.loads(args.report_from.read_text(encoding="utf-8"))
+        write_report(
+            saved["results"], Counter(saved["skipped"]), saved["seconds"], cache, saved["jobs"]
+        )
+        return
+    unpacked = fetch(cache)
+    files, skipped = sources(unpacked)
+    if args.package:
+        files = [f for f in files if f[0] == args.package]
+    started = time.perf_counter()
+    results = lint_all(files, args.jobs, args.max_seconds)
+    seconds = time.perf_counter() - started
+    if SELECT or args.package:
+        counts = Counter(f["code"] for item in results for f in item["findings"])
+        print(f"{len(files)} files, {seconds:.1f} s:", dict(sorted(counts.items())))
+    else:
+        report = write_report(results, skipped, seconds, cache, args.jobs)
+        print(report.split("## Triage")[0])
+        saved = {"results": results, "skipped": skipped, "seconds": seconds, "jobs": args.jobs}
+        (cache / "results.json").write_text(json.dumps(saved), encoding="utf-8")
+    findings_path = args.findings or cache / "findings.json"
+    findings_path.write_text(
+        json.dumps(
+            [
+                {**f, "path": relative_key(cache, item["path"])}
+                for item in results
+                for f in item["findings"]
+            ],
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
+    for item in results:
+        for crash in item["crashes"]:
+            print("CRASH", crash, file=sys.stderr)
+    if args.sample:
+        for f in sample(results, cache, args.sample):
+            print(f"{f['code']}\t{f['path']}:{f['line']}\t{f['message']}")
+
+
+if __name__ == "__main__":
+    main()

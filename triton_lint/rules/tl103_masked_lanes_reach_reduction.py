@@ -1,0 +1,240 @@
+"""TL103: masked-off lanes of a load reach a reduction or `tl.dot` with a non-neutral value."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
+from triton_lint.model.dataflow import NEUTRAL, NEUTRAL_TEXT, Reduction
+from triton_lint.model.kernel import Kernel, MemoryAccess
+from triton_lint.model.provenance import Prov
+from triton_lint.rules.base import Rule
+
+_DESCRIBE = {
+    "undef": "undefined values",
+    "zero": "0",
+    "absmin": "0",
+    "one": "1",
+    "-inf": "-inf",
+    "+inf": "+inf",
+    "shifted": "a non-zero value",
+    "nan": "NaN",
+}
+_FILLS = ("zero", "-inf", "+inf")
+_FILL_TEXT = {"zero": "0.0", "-inf": '-float("inf")', "+inf": 'float("inf")'}
+
+
+class MaskedLanesReachReduction(Rule):
+    code = "TL103"
+    name = "masked-lanes-reach-reduction"
+    category = Category.CORRECTNESS
+    severity = Severity.ERROR
+    summary = (
+        "Masked-off lanes reach a reduction or `tl.dot` holding a value that is not neutral for it"
+    )
+    rationale = """\
+A masked `tl.load` leaves its masked-off lanes undefined unless `other=` fills them, and the
+lanes still exist: `tl.sum`, `tl.max`, `tl.argmax`, `tl.cumsum`, `tl.reduce` and `tl.dot`
+combine them with the real ones. The fill must be neutral for what the value reaches (0 for a
+sum or a dot, `-inf` for a max, `+inf` for a min), and it must stay neutral through the
+arithmetic in between: `x - mean` turns a 0 fill into `-mean`, `x * x` turns a `-inf` fill into
+`+inf`, `exp` turns a 0 fill into 1. The result is a wrong norm, softmax or loss only for
+sizes that are not a multiple of the block. Lanes masked only along an axis the reduction keeps
+(rows of a row-wise sum, the M/N edges of a `tl.dot`) are not reported: they are discarded by
+the masked store."""
+    fix = """\
+Give the load the neutral `other=` of the reduction it feeds (`other=0.0` before `tl.sum` or
+`tl.dot`, `other=-float("inf")` before `tl.max`, `other=float("inf")` before `tl.min`), or
+re-mask after the arithmetic: `tl.sum(tl.where(mask, x - mean, 0.0))`. The fix that adds the
+`other=` is safe when a single fill is neutral for every reduction the load reaches."""
+    bad = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rms(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)  # <- TL103
+    total = tl.sum(x * x, axis=0)
+    tl.store(y_ptr, total)
+
+
+@triton.jit
+def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    mean = tl.sum(x, axis=0) / n
+    d = x - mean
+    tl.store(y_ptr, tl.sum(d * d, axis=0) / n)  # <- TL103
+"""
+    good = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rms(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    total = tl.sum(x * x, axis=0)
+    tl.store(y_ptr, total)
+
+
+@triton.jit
+def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    mean = tl.sum(x, axis=0) / n
+    d = tl.where(offs < n, x - mean, 0.0)
+    tl.store(y_ptr, tl.sum(d * d, axis=0) / n)
+"""
+
+    def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        flow = kernel.dataflow
+        per_load: dict[int, list[tuple[Reduction, frozenset[str]]]] = {}
+        for reduction in flow.reductions():
+            for index, operand in enumerate(reduction.operands):
+                for load_id, values in flow.masked_lanes(operand).items():
+                    access = flow.load_of(load_id)
+                    if access is None or not self._relevant(kernel, access, reduction, index):
+                        continue
+                    bad = values - NEUTRAL[reduction.kind] - {"unknown"}
+                    if bad:
+                        per_load.setdefault(load_id, []).append((reduction, frozenset(bad)))
+        reported: set[tuple[int, int]] = set()
+        for load_id, hits in per_load.items():
+            access = flow.load_of(load_id)
+            assert access is not None
+            fill = flow.load_fill(access)
+            direct = [(r, v) for r, v in hits if fill == "undef" or v == {fill}]
+            if direct:
+                reduction, _ = direct[0]
+                key = (id(access.call), 0)
+                if key in reported:
+                    continue
+                reported.add(key)
+                yield self._at_load(kernel, access, fill, reduction)
+                continue
+            for reduction, values in hits:
+                key = (id(reduction.call), load_id)
+                if key in reported:
+                    continue
+                reported.add(key)
+                yield self._at_reduction(kernel, access, fill, reduction, values)
+
+    def _relevant(
+        self, kernel: Kernel, access: MemoryAccess, reduction: Reduction, index: int
+    ) -> bool:
+        """Masked lanes matter only on the axes the reduction combines."""
+        assert access.mask is not None
+        flags = kernel.prov(access.mask)
+        if not flags & (Prov.ARANGE | Prov.WRAPPED | Prov.TENSOR | Prov.LOADED):
+            return False  # a scalar mask: the whole program's result is discarded
+        if reduction.op in ("cumsum", "cumprod", "associative_scan"):
+            reverse = next(
+                (
+                    a.value
+                    for a in reduction.call.args
+                    if a.keyword and a.keyword.value == "reverse"
+                ),
+                None,
+            )
+            if reverse is None and kernel.dataflow.is_tail_mask(access.mask):
+                return False  # a forward scan never carries tail lanes into valid ones
+        axes = kernel.dataflow.mask_axes(access.mask)
+        if axes is None:
+            return True
+        if reduction.kind == "dot":
+            return (1 if index == 0 else 0) in axes  # the K axis of a @ b
+        if isinstance(reduction.axis, int):
+            return reduction.axis in axes or (reduction.axis == -1 and 1 in axes)
+        return True
+
+    def _at_load(
+        self, kernel: Kernel, access: MemoryAccess, fill: str, reduction: Reduction
+    ) -> Finding:
+        op = f"tl.{reduction.op}"
+        if fill == "undef":
+            message = (
+                f"masked load without `other=` reaches `{op}` (line "
+                f"{kernel.span(reduction.call).line}): masked-off lanes are undefined and are "
+                "combined with the real ones"
+            )
+        else:
+            message = (
+                f"`other=` fills masked-off lanes with {_DESCRIBE.get(fill, fill)}, which is not "
+                f"neutral for `{op}` (line {kernel.span(reduction.call).line})"
+            )
+        fix = self._fill_fix(kernel, access)
+        if fix is not None:
+            message += f"; pass `other={_FILL_TEXT[fix[0]]}`"
+        else:
+            message += "; pass a neutral `other=` or re-mask with `tl.where` before reducing"
+        return self.finding(kernel, access.call, message, fix=fix[1] if fix else None)
+
+    def _at_reduction(
+        self,
+        kernel: Kernel,
+        access: MemoryAccess,
+        fill: str,
+        reduction: Reduction,
+        values: frozenset[str],
+    ) -> Finding:
+        became = " or ".join(sorted(_DESCRIBE.get(v, v) for v in values))
+        neutral = NEUTRAL_TEXT.get(reduction.kind, "a neutral value")
+        line = kernel.span(access.call).line
+        message = (
+            f"masked-off lanes of the load on line {line} (filled with "
+            f"{_DESCRIBE.get(fill, fill)}) hold {became} after the arithmetic before "
+            f"`tl.{reduction.op}`; re-mask first: `tl.where(mask, value, {neutral})`"
+        )
+        return self.finding(kernel, reduction.call, message)
+
+    def _fill_fix(self, kernel: Kernel, access: MemoryAccess) -> tuple[str, Fix] | None:
+        """The one fill neutral for every reduction this load reaches, as a safe fix."""
+        flow = kernel.dataflow
+        reached: list[tuple[Reduction, int]] = []
+        for reduction in flow.reductions():
+            for index, operand in enumerate(reduction.operands):
+                if id(access.call) in flow.masked_lanes(operand) and self._relevant(
+                    kernel, access, reduction, index
+                ):
+                    reached.append((reduction, index))
+        good = []
+        for fill in _FILLS:
+            ok = True
+            for reduction, index in reached:
+                values = flow.lanes_with_fill(reduction.operands[index], access.call, fill)
+                if values - NEUTRAL[reduction.kind]:
+                    ok = False
+                    break
+            if ok:
+                good.append(fill)
+        if len(good) != 1 or not reached:
+            return None
+        fill = good[0]
+        text = _FILL_TEXT[fill]
+        call = access.call
+        if access.other is not None:
+            edit = self.replace_node(kernel, access.other, text)
+        else:
+            new_arg = cst.Arg(
+                keyword=cst.Name("other"),
+                value=cst.parse_expression(text),
+                equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""),
+                    whitespace_after=cst.SimpleWhitespace(""),
+                ),
+            )
+            args = list(call.args)
+            last = args[-1]
+            if last.comma is cst.MaybeSentinel.DEFAULT:
+                args[-1] = last.with_changes(
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                )
+            edit = self.replace_node(kernel, call, call.with_changes(args=[*args, new_arg]))
+        fix = Fix(Applicability.SAFE, f"Fill masked-off lanes with `other={text}`", (edit,))
+        return fill, fix

@@ -1,0 +1,166 @@
+"""TL104: a program-id or loaded index times a runtime size, computed in int32, in an address."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
+from triton_lint.model.kernel import Kernel
+from triton_lint.model.names import dotted_name
+from triton_lint.model.provenance import Prov
+from triton_lint.rules.base import Rule
+
+_INDEX = Prov.PROGRAM_ID | Prov.LOADED
+
+
+class Int32OffsetOverflow(Rule):
+    code = "TL104"
+    name = "int32-offset-overflow"
+    category = Category.MEMORY_SAFETY
+    severity = Severity.WARNING
+    summary = "Pointer offset multiplies a program-id or loaded index by a runtime size in int32"
+    rationale = """\
+`tl.program_id` returns int32, and so does a load from an int32 index tensor; Triton passes
+strides and sizes that fit in 32 bits as int32 too. Their product is computed in int32 and
+wraps once it passes 2**31: `row * stride` for a 16k x 128k activation, `token * hidden` for
+a long-context KV cache, `block_id * block_stride` in a paged cache. The wrapped offset reads
+or writes the wrong memory (or faults) only for the largest inputs, which is why this is the
+most frequently fixed kernel bug in public Triton projects. One finding is reported per index
+source (its other products are counted in the message). Products with a constexpr
+(`pid * BLOCK`) and products where either factor is widened are not reported."""
+    fix = """\
+Widen the one index at its source, not every stride: `pid = tl.program_id(0).to(tl.int64)`,
+or `idx = tl.load(idx_ptr + i).to(tl.int64)`. (Widening all strides costs registers and
+throughput; a serving engine that did so measured a large slowdown.) A constexpr-gated
+`if INT64_INDEX: pid = pid.to(tl.int64)` also counts. The fix is marked unsafe: it changes
+the index type of the code that follows."""
+    bad = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)  # <- TL104
+    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)
+"""
+    good = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)
+    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)
+"""
+
+    def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        flow = kernel.dataflow
+        seen: set[int] = set()
+        # One finding per index source: widening it there fixes every product it feeds.
+        groups: dict[tuple[int, ...], list[tuple[cst.BinaryOperation, cst.BaseExpression]]] = {}
+        sources_of: dict[tuple[int, ...], list[cst.Call]] = {}
+        for address in self._addresses(kernel):
+            for node in flow.closure(address, through_calls=False):
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                if not (
+                    isinstance(node, cst.BinaryOperation)
+                    and isinstance(node.operator, cst.Multiply)
+                ):
+                    continue
+                hit = self._check_product(kernel, node)
+                if hit is None:
+                    continue
+                size, sources = hit
+                key = tuple(id(source) for source in sources)
+                groups.setdefault(key, []).append((node, size))
+                sources_of[key] = sources
+        for key, products in groups.items():
+            products.sort(key=lambda item: kernel.span(item[0]).line)
+            node, size = products[0]
+            yield self._report(kernel, node, size, sources_of[key], len(products) - 1)
+
+    def _addresses(self, kernel: Kernel) -> Iterator[cst.BaseExpression]:
+        for access in kernel.accesses:
+            if access.pointer is not None:
+                yield access.pointer
+        for site in kernel.calls_to("make_block_ptr", "make_tensor_descriptor"):
+            args = site.node.args
+            base = next((a.value for a in args if a.keyword and a.keyword.value == "base"), None)
+            if base is None and args and args[0].keyword is None:
+                base = args[0].value
+            if base is not None:
+                yield base
+
+    def _check_product(
+        self, kernel: Kernel, node: cst.BinaryOperation
+    ) -> tuple[cst.BaseExpression, list[cst.Call]] | None:
+        left, right = kernel.prov(node.left), kernel.prov(node.right)
+        if Prov.WIDENED in left or Prov.WIDENED in right:
+            return None
+        for index, size, index_flags, size_flags in (
+            (node.left, node.right, left, right),
+            (node.right, node.left, right, left),
+        ):
+            if not index_flags & _INDEX or Prov.RUNTIME not in size_flags:
+                continue
+            if size_flags & (Prov.PROGRAM_ID | Prov.LOADED | Prov.ARANGE):
+                continue  # not a size: both factors are indices
+            if Prov.BLOCK_PTR in index_flags or Prov.DESCRIPTOR in index_flags:
+                continue
+            if kernel.dataflow.is_remainder(index):
+                continue  # `offs % D` is below D: a coordinate inside one dimension
+            if kernel.dataflow.is_quotient_by(index, size):
+                continue  # `(x // n) * n` never exceeds x (a divmod reconstruction)
+            sources = kernel.dataflow.index_sources(index)
+            if not sources:
+                continue
+            return size, sources
+        return None
+
+    def _report(
+        self,
+        kernel: Kernel,
+        node: cst.BinaryOperation,
+        size: cst.BaseExpression,
+        sources: list[cst.Call],
+        others: int,
+    ) -> Finding:
+        code = kernel.module.module.code_for_node
+        flow = kernel.dataflow
+        edits = []
+        described = []
+        for source in sources:
+            widened = f"{code(source)}.to({_int64(source)})"
+            edits.append(self.replace_node(kernel, source, widened))
+            kind = "program id" if flow.tl_short(source) == "program_id" else "loaded index"
+            described.append(f"{kind} on line {kernel.span(source).line}")
+        first = sources[0]
+        example = f"{code(first)}.to({_int64(first)})"
+        message = (
+            f"`{code(node)}` multiplies an int32 index ({', '.join(described)}) by the runtime "
+            f"`{code(size).strip()}` in int32 and overflows past 2**31 elements"
+        )
+        if others:
+            message += f" ({others} more product{'s' if others > 1 else ''} of this index)"
+        message += f"; widen the index at its source: `{example}`"
+        fix = Fix(Applicability.UNSAFE, "Widen the index to int64 at its source", tuple(edits))
+        return self.finding(kernel, node, message, fix=fix)
+
+
+def _int64(call: cst.Call) -> str:
+    """`tl.int64` spelled with the same module alias as the call (`tl.`, `triton.language.`)."""
+    name = dotted_name(call.func) or "tl.load"
+    head = name.rsplit(".", 1)[0] if "." in name else "tl"
+    if head.endswith(".math"):
+        head = head[: -len(".math")]
+    return f"{head}.int64"

@@ -1,0 +1,135 @@
+"""TL301: `exp` of a value that is neither shifted by a maximum nor clamped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.kernel import Kernel
+from triton_lint.model.provenance import Prov
+from triton_lint.rules.base import Rule
+
+_EXP = ("exp", "exp2")
+# Calls that bound their result: a clamp, a max, a log (exp(log x) = x), a where-select.
+_BOUNDING = {
+    "minimum",
+    "clamp",
+    "max",
+    "maximum",
+    "min",
+    "log",
+    "log2",
+    "log1p",
+    "logsigmoid",
+    "where",
+    "sigmoid",
+    "tanh",
+    "cumsum",
+}
+
+
+class UnstableExp(Rule):
+    code = "TL301"
+    name = "unstable-exp"
+    category = Category.NUMERICS
+    severity = Severity.ERROR
+    summary = "`exp`/`exp2` of a value that is neither shifted by its maximum nor clamped"
+    rationale = """\
+`exp(x)` overflows to `inf` in fp32 for x > 88 (and in fp16 for x > 11); a softmax computed
+as `exp(x) / sum(exp(x))` then yields `inf / inf = NaN` for large logits, which real models
+produce. Subtracting the maximum first (`exp(x - max(x))`, or the running max of an online
+softmax) keeps every exponent <= 0. Only exponentials that are summed (a `tl.sum`, a
+`tl.dot` operand, directly or through `+`, casts and `tl.where`) are checked: a decay factor
+such as `state * exp(g)` of a log-space gate is bounded by construction. The sigmoid form
+`1 / (1 + exp(-x))`, `exp(-abs(x))`,
+`exp(tl.minimum(x, c))` and shifts by any other runtime value (`x - lse`, `x - m_new`) are not
+reported."""
+    fix = """\
+Subtract the row maximum before exponentiating: `z = x - tl.max(x, axis=0)`,
+`num = tl.exp(z)`, `out = num / tl.sum(num, axis=0)`; in an online softmax subtract the running
+max `m_new`; or clamp the argument with `tl.minimum(x, 80.0)`."""
+    bad = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))
+    num = tl.exp(x)  # <- TL301
+    tl.store(y_ptr + offs, num / tl.sum(num, axis=0), mask=offs < n)
+"""
+    good = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))
+    num = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + offs, num / tl.sum(num, axis=0), mask=offs < n)
+
+
+@triton.jit
+def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    y = x / (1.0 + tl.exp(-x)) + tl.exp(-tl.abs(x)) + tl.exp(tl.minimum(x, 20.0))
+    tl.store(y_ptr + offs, y, mask=offs < n)
+"""
+
+    def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        flow = kernel.dataflow
+        summed: set[int] = set()  # exp calls whose values are summed (softmax, logsumexp)
+        for reduction in flow.reductions():
+            if reduction.kind in ("sum", "dot"):
+                for operand in reduction.operands:
+                    summed.update(id(node) for node in flow.additive_terms(operand))
+        for site in kernel.calls:
+            call = site.node
+            short = flow.tl_short(call)
+            if short not in _EXP:
+                continue
+            args = [a.value for a in call.args if a.keyword is None]
+            if not args or id(call) not in summed:
+                continue
+            arg = args[0]
+            flags = kernel.prov(arg)
+            if not flags & (Prov.LOADED | Prov.TENSOR):
+                continue  # scalar arithmetic on parameters
+            if self._bounded(kernel, arg):
+                continue
+            code = kernel.module.module.code_for_node(arg)
+            yield self.finding(
+                kernel,
+                call,
+                f"`{short}({code})` is not shifted by a maximum or clamped: it overflows to "
+                "inf for large inputs (x > 88 in fp32) and a normalisation then gives NaN; "
+                f"subtract the max first (`{short}({code} - tl.max({code}, axis=0))`) or clamp "
+                "with `tl.minimum`",
+            )
+
+    @staticmethod
+    def _bounded(kernel: Kernel, arg: cst.BaseExpression) -> bool:
+        flow = kernel.dataflow
+        for node in flow.closure(arg, values_only=True):
+            if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+                return True
+            if (
+                isinstance(node, cst.BinaryOperation)
+                and isinstance(node.operator, cst.Subtract)
+                and not kernel.is_compile_time(node.right)
+            ):
+                return True
+            if isinstance(node, cst.Call):
+                short = flow.tl_short(node)
+                if short in _BOUNDING:
+                    return True
+                if short is None and flow.is_opaque(node):
+                    return True  # a helper we cannot see into
+        return False

@@ -1,0 +1,155 @@
+"""TL302: accumulating in fp16/bf16."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.dataflow import is_low_precision
+from triton_lint.model.kernel import Kernel
+from triton_lint.rules.base import Rule
+
+
+class LowPrecisionAccumulation(Rule):
+    code = "TL302"
+    name = "low-precision-accumulation"
+    category = Category.NUMERICS
+    severity = Severity.WARNING
+    summary = "Accumulator, `tl.dot` result or reduction in fp16/bf16"
+    rationale = """\
+fp16 has 11 bits of mantissa and bf16 has 8: a running sum in either stops growing once the
+total is large compared with each addend (a bf16 sum of 4096 ones is 256), so a loss, a norm or
+a K-loop of a matmul loses most of its digits. Tensor cores accumulate in fp32 for this reason.
+Reported: `tl.zeros(..., dtype=tl.float16)` accumulators updated in a loop,
+`tl.dot(..., out_dtype=tl.float16)`, and `tl.sum`/`tl.cumsum` of values explicitly cast to
+fp16/bf16. fp32 accumulators cast to the output type only at the store are fine."""
+    fix = """\
+Accumulate in fp32 (`acc = tl.zeros((BM, BN), dtype=tl.float32)`, `tl.dot(a, b, acc)`,
+`tl.sum(x.to(tl.float32))`) and cast once when storing: `tl.store(p, acc.to(tl.float16))`."""
+    bad = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float16)  # <- TL302
+    for k in range(0, K, BLOCK):
+        a = tl.load(a_ptr + offs[:, None] * K + k + offs[None, :])
+        b = tl.load(b_ptr + (k + offs[:, None]) * BLOCK + offs[None, :])
+        acc += tl.dot(a, b, out_dtype=tl.float16)  # <- TL302
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc)
+"""
+    good = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k in range(0, K, BLOCK):
+        a = tl.load(a_ptr + offs[:, None] * K + k + offs[None, :])
+        b = tl.load(b_ptr + (k + offs[:, None]) * BLOCK + offs[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], acc.to(tl.float16))
+"""
+
+    def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        flow = kernel.dataflow
+        for site in kernel.calls:
+            short = flow.tl_short(site.node)
+            if short in ("zeros", "full") and site.tl_name is not None:
+                yield from self._accumulator(kernel, site.node, short)
+            elif short == "dot" and site.tl_name is not None:
+                dtype = is_low_precision(kernel, _kwarg(site.node, "out_dtype"))
+                if dtype is not None:
+                    yield self.finding(
+                        kernel,
+                        site.node,
+                        f"`tl.dot` accumulates in {dtype} (`out_dtype=tl.{dtype}`): the sum over "
+                        "K loses precision; accumulate in fp32 and cast the result at the store",
+                    )
+        for reduction in flow.reductions():
+            if reduction.op not in ("sum", "cumsum", "xor_sum"):
+                continue
+            dtype = self._cast_to_low(kernel, reduction.operands[0])
+            if dtype is not None:
+                yield self.finding(
+                    kernel,
+                    reduction.call,
+                    f"`tl.{reduction.op}` over values cast to {dtype}: the sum is computed in "
+                    f"{dtype} and loses precision; reduce in fp32 and cast the result",
+                )
+
+    def _accumulator(self, kernel: Kernel, call: cst.Call, short: str) -> Iterator[Finding]:
+        positional = [a.value for a in call.args if a.keyword is None]
+        dtype_expr = _kwarg(call, "dtype")
+        if dtype_expr is None:
+            index = 1 if short == "zeros" else 2
+            dtype_expr = positional[index] if len(positional) > index else None
+        dtype = is_low_precision(kernel, dtype_expr)
+        if dtype is None:
+            return
+        flow = kernel.dataflow
+        parent = flow.parent(call)
+        target = None
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0].target
+        if not isinstance(target, cst.Name):
+            return
+        for definition in kernel.definitions.get(target.value, []):
+            if definition.node is parent or not flow.in_loop(definition.node):
+                continue
+            if definition.kind == "augassign" or any(
+                isinstance(n, cst.Name) and n.value == target.value
+                for n in _names(definition.value)
+            ):
+                yield self.finding(
+                    kernel,
+                    call,
+                    f"accumulator `{target.value}` is {dtype} and is updated in a loop: each "
+                    f"addition rounds to {dtype}; accumulate in `tl.float32` and cast at the store",
+                )
+                return
+
+    @staticmethod
+    def _cast_to_low(kernel: Kernel, expr: cst.BaseExpression) -> str | None:
+        flow = kernel.dataflow
+        values: list[cst.BaseExpression] = [expr]
+        if isinstance(expr, cst.Name):
+            values = [value for _, value in flow.definition_values(expr)]
+        found = None
+        for value in values:
+            if not (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value in ("to", "cast")
+                and value.args
+            ):
+                return None
+            found = is_low_precision(kernel, value.args[0].value)
+            if found is None:
+                return None
+        return found
+
+
+def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def _names(node: cst.CSTNode | None) -> Iterator[cst.CSTNode]:
+    if node is None:
+        return
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        yield current
+        pending.extend(current.children)

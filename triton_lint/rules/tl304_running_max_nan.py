@@ -1,0 +1,210 @@
+"""TL304: `exp(m_old - m_new)` with a running max that starts at -inf and no guard."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import libcst as cst
+
+from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.kernel import Kernel
+from triton_lint.rules.base import Rule
+
+_EXP = ("exp", "exp2")
+
+
+class RunningMaxNan(Rule):
+    code = "TL304"
+    name = "running-max-nan"
+    category = Category.NUMERICS
+    severity = Severity.WARNING
+    default_enabled = False
+    precision = "medium"
+    summary = "Online-softmax rescale `exp(m_old - m_new)` with a running max that starts at -inf"
+    rationale = """\
+An online softmax keeps a running max `m` initialised to `-inf` and rescales with
+`alpha = exp(m_old - m_new)`. When every score of a row seen so far is masked to `-inf`
+(a fully masked row, a causal block above the diagonal, an empty sequence), `m_new` is still
+`-inf` and `-inf - (-inf)` is NaN, which then poisons the accumulator. Kernels that start the
+running max at a large finite negative value, or guard the rescale with `tl.where`, are not
+reported, nor are running maxima of scores that are never filled with -inf. Off by default:
+many kernels guarantee at least one unmasked score per row."""
+    fix = """\
+Start the running max at a finite value (`m_i = tl.full([BLOCK_M], -1.0e30, tl.float32)`) or
+guard: `alpha = tl.where(m_new == float("-inf"), 1.0, tl.exp(m_i - m_new))` (and likewise for
+the probabilities)."""
+    bad = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    rows = tl.arange(0, BLOCK)
+    m_i = tl.full([BLOCK], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        cols = start + rows
+        s_ptrs = s_ptr + rows[:, None] * n + cols[None, :]
+        s = tl.load(s_ptrs, mask=cols[None, :] < n, other=float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        alpha = tl.exp(m_i - m_new)  # <- TL304
+        l_i = l_i * alpha + tl.sum(tl.exp(s - m_new[:, None]), 1)
+        m_i = m_new
+    tl.store(o_ptr + rows, l_i)
+"""
+    good = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    rows = tl.arange(0, BLOCK)
+    m_i = tl.full([BLOCK], -1.0e30, tl.float32)
+    l_i = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        s = tl.load(s_ptr + rows[:, None] * n + start + rows[None, :])
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(tl.exp(s - m_new[:, None]), 1)
+        m_i = m_new
+    tl.store(o_ptr + rows, l_i)
+"""
+
+    def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        flow = kernel.dataflow
+        for site in kernel.calls:
+            if flow.tl_short(site.node) not in _EXP:
+                continue
+            args = [a.value for a in site.node.args if a.keyword is None]
+            if not args:
+                continue
+            guarded = False
+            rescale = None
+            for node in self._argument_nodes(kernel, args[0]):
+                if isinstance(node, cst.Call) and flow.tl_short(node) == "where":
+                    guarded = guarded or self._tests_infinity(kernel, node)
+                if (
+                    isinstance(node, cst.BinaryOperation)
+                    and isinstance(node.operator, cst.Subtract)
+                    and self._starts_at_minus_inf(kernel, node.left)
+                    and self._is_running_max(kernel, node.right)
+                ):
+                    rescale = node
+            for ancestor in flow.ancestors(site.node):
+                if isinstance(ancestor, cst.Call) and flow.tl_short(ancestor) == "where":
+                    guarded = guarded or self._tests_infinity(kernel, ancestor)
+            if rescale is not None and not guarded:
+                yield self.finding(
+                    kernel,
+                    site.node,
+                    "running max starts at -inf: for a row with every score masked, "
+                    f"`{kernel.module.module.code_for_node(rescale)}` is `-inf - (-inf)` = NaN; "
+                    "start the max at a finite value (-1e30) or guard with `tl.where`",
+                )
+
+    @staticmethod
+    def _argument_nodes(kernel: Kernel, arg: cst.BaseExpression) -> Iterator[cst.CSTNode]:
+        """The exponent's own expression and the definitions of the names it uses directly
+        (``alpha = exp(m_i - m_new)`` or ``d = m_i - m_new; exp(d)``), not the whole closure."""
+        flow = kernel.dataflow
+        roots: list[cst.CSTNode] = [arg]
+        pending: list[cst.CSTNode] = [arg]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, cst.Name):
+                roots.extend(value for _, value in flow.definition_values(node))
+            else:
+                pending.extend(node.children)
+        for root in roots:
+            stack = [root]
+            while stack:
+                node = stack.pop()
+                yield node
+                stack.extend(node.children)
+
+    @staticmethod
+    def _tests_infinity(kernel: Kernel, where: cst.Call) -> bool:
+        """``tl.where(m == -inf, ...)``: a guard (a causal ``tl.where`` is not one)."""
+        flow = kernel.dataflow
+        if not where.args:
+            return False
+        for node in flow.closure(where.args[0].value, values_only=True):
+            if isinstance(node, cst.Comparison):
+                operands = [node.left, *(c.comparator for c in node.comparisons)]
+                if any(flow.fill_value(o) in (math.inf, -math.inf) for o in operands):
+                    return True
+        return False
+
+    @staticmethod
+    def _starts_at_minus_inf(kernel: Kernel, expr: cst.BaseExpression) -> bool:
+        """``expr`` is the running max itself: a name whose definitions are copies,
+        ``tl.maximum`` updates and an initialisation to exactly -inf."""
+        flow = kernel.dataflow
+        pending: list[cst.BaseExpression] = [expr]
+        seen: set[int] = set()
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, cst.Subscript):
+                pending.append(node.value)
+            elif isinstance(node, cst.Name):
+                pending.extend(value for _, value in flow.definition_values(node))
+            elif isinstance(node, cst.Call):
+                short = flow.tl_short(node)
+                args = [a.value for a in node.args if a.keyword is None]
+                if short == "full":
+                    value = next(
+                        (a.value for a in node.args if a.keyword and a.keyword.value == "value"),
+                        args[1] if len(args) > 1 else None,
+                    )
+                    if value is not None and flow.fill_value(value) == -math.inf:
+                        return True
+                elif short == "maximum":
+                    pending.extend(args)
+            elif isinstance(node, cst.BinaryOperation) and isinstance(
+                node.operator, cst.Subtract | cst.Add
+            ):
+                value = flow.fill_value(node.right)
+                if (
+                    value in (math.inf, -math.inf)
+                    and isinstance(node.left, cst.Call)
+                    and flow.tl_short(node.left) == "zeros"
+                ):
+                    return True
+        return False
+
+    @staticmethod
+    def _is_running_max(kernel: Kernel, expr: cst.BaseExpression) -> bool:
+        """A running max whose scores can be -inf (masked with a -inf fill): only then can a
+        row's max stay -inf and the rescale give NaN."""
+        flow = kernel.dataflow
+        for node in flow.closure(expr, values_only=True):
+            if isinstance(node, cst.Call) and flow.tl_short(node) == "maximum":
+                for arg in node.args[1:]:
+                    if RunningMaxNan._can_be_minus_inf(kernel, arg.value):
+                        return True
+        return False
+
+    @staticmethod
+    def _can_be_minus_inf(kernel: Kernel, scores: cst.BaseExpression) -> bool:
+        flow = kernel.dataflow
+        for node in flow.closure(scores):
+            if isinstance(node, cst.Call) and flow.tl_short(node) == "full":
+                continue  # the running max's own -inf initialisation
+            if (
+                isinstance(node, cst.UnaryOperation | cst.Call | cst.Attribute)
+                and flow.fill_value(node) == -math.inf
+            ):
+                parent = flow.parent(node)
+                if not (
+                    isinstance(parent, cst.Arg)
+                    and isinstance(flow.parent(parent), cst.Call)
+                    and flow.tl_short(flow.parent(parent)) == "full"
+                ):
+                    return True
+        return False
