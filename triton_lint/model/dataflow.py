@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from triton_lint.model.evaluate import UNKNOWN, evaluate
-from triton_lint.model.names import TL
+from triton_lint.model.names import TL, dotted_name
 from triton_lint.model.provenance import Prov, is_wide_dtype
 
 if TYPE_CHECKING:
@@ -339,7 +339,7 @@ class DataFlow:
         if path is not None and path.startswith("triton"):
             return path.rsplit(".", 1)[-1]
         if isinstance(call.func, cst.Attribute):
-            text = _dotted(call.func.value)
+            text = dotted_name(call.func.value)
             if text is not None and "libdevice" in text:
                 return call.func.attr.value
         return None
@@ -418,7 +418,7 @@ class DataFlow:
 
     def _call_pid_axes(self, call: cst.Call) -> set[Any]:
         short = self.tl_short(call)
-        name = _dotted(call.func)
+        name = dotted_name(call.func)
         last = name.rsplit(".", 1)[-1] if name else None
         if short == "program_id" or (short is None and last == "program_id"):
             return {self._axis(call)}  # also wrappers such as `tle.program_id(0)`
@@ -1048,7 +1048,7 @@ def _float_value(kernel: Kernel, node: cst.BaseExpression) -> Any:
             if (
                 isinstance(value, cst.Call)
                 and value.args
-                and _dotted(value.func)
+                and dotted_name(value.func)
                 in (
                     "tl.constexpr",
                     "triton.language.constexpr",
@@ -1061,7 +1061,7 @@ def _float_value(kernel: Kernel, node: cst.BaseExpression) -> Any:
     if (
         isinstance(node, cst.Call)
         and node.args
-        and _dotted(node.func)
+        and dotted_name(node.func)
         in (
             "tl.constexpr",
             "triton.language.constexpr",
@@ -1106,7 +1106,7 @@ def _range_start(iterable: cst.BaseExpression | None) -> list[cst.BaseExpression
     (``range(n)`` counts from 0; the stop is a bound, not a source of the index)."""
     if isinstance(iterable, cst.Call):
         args = [a.value for a in iterable.args if a.keyword is None]
-        name = _dotted(iterable.func) or ""
+        name = dotted_name(iterable.func) or ""
         if name.rsplit(".", 1)[-1] in ("range", "static_range"):
             return args[:1] if len(args) >= 2 else []
     return [iterable] if iterable is not None else []
@@ -1133,17 +1133,6 @@ def _slice_kind(element: cst.SubscriptElement) -> str:
     if isinstance(inner, cst.Index) and isinstance(inner.value, cst.Name):
         return "none" if inner.value.value == "None" else "other"
     return "other"
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
 
 
 def _code(kernel: Kernel, node: cst.BaseExpression) -> str:
