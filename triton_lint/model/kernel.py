@@ -22,7 +22,7 @@ from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.names import TL, Aliases, dotted_name
 from triton_lint.model.positions import Positions
 from triton_lint.model.provenance import COMPILE_TIME, Prov, ProvenanceAnalysis
-from triton_lint.model.tree import iter_children
+from triton_lint.model.tree import block_statements, iter_children, iter_small_statements
 
 if TYPE_CHECKING:
     from triton_lint.model.dataflow import DataFlow
@@ -406,7 +406,7 @@ def _collect_top(model: ModuleModel, node: cst.CSTNode, top: cst.CSTNode) -> Non
             _collect_top(model, child, top)
         return
     if isinstance(node, (cst.If, cst.Try, cst.With)):
-        for child in _compound_children(node):
+        for child in block_statements(node):
             _collect_top(model, child, top)
         return
     if isinstance(node, cst.SimpleStatementLine):
@@ -421,35 +421,13 @@ def _collect_nested_kernels(model: ModuleModel, node: cst.CSTNode, top: cst.CSTN
             _collect_top(model, node, top)
         return
     if isinstance(node, (cst.If, cst.Try, cst.With, cst.For, cst.While)):
-        for child in _compound_children(node):
+        for child in block_statements(node):
             _collect_nested_kernels(model, child, top)
 
 
 def _body_statements(node: cst.FunctionDef | cst.ClassDef) -> list[cst.CSTNode]:
     body = node.body
     return list(body.body) if isinstance(body, cst.IndentedBlock) else []
-
-
-def _compound_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    blocks: list[cst.BaseSuite | None] = [getattr(node, "body", None)]
-    orelse = getattr(node, "orelse", None)
-    while orelse is not None:
-        if isinstance(orelse, cst.If):
-            blocks.append(orelse.body)
-            orelse = orelse.orelse
-        else:
-            blocks.append(orelse.body)
-            orelse = None
-    for handler in getattr(node, "handlers", ()):
-        blocks.append(handler.body)
-    final = getattr(node, "finalbody", None)
-    if final is not None:
-        blocks.append(final.body)
-    for block in blocks:
-        if isinstance(block, cst.IndentedBlock):
-            yield from block.body
-        elif isinstance(block, cst.SimpleStatementSuite):
-            yield from ()
 
 
 def _collect_global(model: ModuleModel, small: cst.BaseSmallStatement) -> None:
@@ -904,7 +882,7 @@ def _simple_assignments(
     nested: set[str] = set()  # names also assigned in branches/loops: value unknown
     for stmt in body.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
-            for child in _compound_children(stmt):
+            for child in block_statements(stmt):
                 nested.update(_assigned_names(child))
     direct: list[tuple[str, cst.BaseExpression]] = []
     for stmt in body.body:
@@ -924,19 +902,15 @@ def _simple_assignments(
 
 def _assigned_names(node: cst.CSTNode) -> Iterator[str]:
     """Names assigned by simple statements in ``node`` and the blocks nested in it."""
-    if isinstance(node, cst.SimpleStatementLine):
-        for small in node.body:
-            if isinstance(small, cst.Assign):
-                for target in small.targets:
-                    if isinstance(target.target, cst.Name):
-                        yield target.target.value
-            elif isinstance(small, cst.AugAssign | cst.AnnAssign) and isinstance(
-                small.target, cst.Name
-            ):
-                yield small.target.value
-        return
-    for child in _compound_children(node):
-        yield from _assigned_names(child)
+    for small in iter_small_statements([node]):
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                if isinstance(target.target, cst.Name):
+                    yield target.target.value
+        elif isinstance(small, cst.AugAssign | cst.AnnAssign) and isinstance(
+            small.target, cst.Name
+        ):
+            yield small.target.value
 
 
 def _returned_value(node: cst.FunctionDef) -> cst.BaseExpression | None:

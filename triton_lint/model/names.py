@@ -8,9 +8,11 @@ canonical paths only, so every spelling is handled once, here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 
 import libcst as cst
+
+from triton_lint.model.tree import iter_small_statements
 
 #: Conventional names assumed when a file uses them without a visible import
 #: (e.g. ``from vllm.triton_utils import tl, triton``).
@@ -74,94 +76,35 @@ class Aliases:
         a full libcst visitor pass costs more than parsing.
         """
         aliases = cls()
-        collector = _ImportCollector(aliases)
         for small in iter_small_statements(module.body):
             if isinstance(small, cst.Import):
-                collector.visit_Import(small)
+                _bind_import(aliases, small)
             elif isinstance(small, cst.ImportFrom):
-                collector.visit_ImportFrom(small)
+                _bind_import_from(aliases, small)
         return aliases
 
 
-def iter_small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
-    """Every small statement (assignment, import, ...) in ``body`` and nested blocks."""
-    pending = list(reversed(body))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, cst.SimpleStatementLine):
-            yield from node.body
-            continue
-        for block in _blocks(node):
-            if isinstance(block, cst.SimpleStatementSuite):
-                yield from block.body
-            elif isinstance(block, cst.IndentedBlock):
-                pending.extend(reversed(block.body))
+def _bind_import(aliases: Aliases, node: cst.Import) -> None:
+    for item in node.names:
+        if item.asname is not None:
+            aliases.bind(item.evaluated_alias or item.evaluated_name, item.evaluated_name)
+        else:
+            head = item.evaluated_name.split(".")[0]
+            aliases.bind(head, head)
 
 
-def _blocks(node: cst.CSTNode) -> Iterator[cst.BaseSuite]:
-    body = getattr(node, "body", None)
-    if isinstance(body, cst.BaseSuite):
-        yield body
-    orelse = getattr(node, "orelse", None)
-    if isinstance(orelse, cst.If):
-        yield from _blocks(orelse)
-    elif orelse is not None and isinstance(getattr(orelse, "body", None), cst.BaseSuite):
-        yield orelse.body
-    for handler in getattr(node, "handlers", ()):
-        yield handler.body
-    final = getattr(node, "finalbody", None)
-    if final is not None:
-        yield final.body
-
-
-class _ImportCollector:
-    def __init__(self, aliases: Aliases) -> None:
-        self.aliases = aliases
-
-    def visit_Import(self, node: cst.Import) -> None:
-        for item in node.names:
-            full = _module_path(item.name)
-            if item.asname is not None and isinstance(item.asname.name, cst.Name):
-                self.aliases.bind(item.asname.name.value, full)
-            else:
-                head = full.split(".")[0]
-                self.aliases.bind(head, head)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            base = _module_path(node.module) if node.module is not None else ""
-            if isinstance(node.names, cst.ImportStar) and base in (
-                "triton.language",
-                "triton",
-            ):
-                return  # star imports: conventional names still apply
-            if not isinstance(node.names, cst.ImportStar):
-                self._bind_reexports(node)
-            return
-        base = _module_path(node.module)
-        for item in node.names:
-            name = _module_path(item.name)
-            local = (
-                item.asname.name.value
-                if item.asname is not None and isinstance(item.asname.name, cst.Name)
-                else name
-            )
-            if base == "triton" or base.startswith("triton."):
-                self.aliases.bind(local, f"{base}.{name}")
-            elif name in CONVENTIONAL:
-                # `from pkg.triton_utils import tl, triton`: a re-export of the real modules.
-                self.aliases.bind(local, CONVENTIONAL[name])
-            elif local in CONVENTIONAL:
-                self.aliases.unbind(local)
-
-    def _bind_reexports(self, node: cst.ImportFrom) -> None:
-        assert not isinstance(node.names, cst.ImportStar)
-        for item in node.names:
-            name = _module_path(item.name)
-            local = (
-                item.asname.name.value
-                if item.asname is not None and isinstance(item.asname.name, cst.Name)
-                else name
-            )
-            if name in CONVENTIONAL:
-                self.aliases.bind(local, CONVENTIONAL[name])
+def _bind_import_from(aliases: Aliases, node: cst.ImportFrom) -> None:
+    """``from triton... import x`` binds Triton paths; ``from pkg import tl, triton`` (any
+    other module, relative ones included) is a re-export of the real modules."""
+    if isinstance(node.names, cst.ImportStar):
+        return  # star imports: conventional names still apply
+    base = "" if node.relative or node.module is None else _module_path(node.module)
+    for item in node.names:
+        name = item.evaluated_name
+        local = item.evaluated_alias or name
+        if base == "triton" or base.startswith("triton."):
+            aliases.bind(local, f"{base}.{name}")
+        elif name in CONVENTIONAL:
+            aliases.bind(local, CONVENTIONAL[name])
+        elif local in CONVENTIONAL:
+            aliases.unbind(local)

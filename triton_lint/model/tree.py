@@ -7,7 +7,7 @@ than parsing on large kernels. Reading the dataclass fields directly is several 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
 
 import libcst as cst
@@ -44,3 +44,42 @@ def iter_nodes(node: cst.CSTNode, *, skip: tuple[type, ...] = ()) -> Iterator[cs
             continue
         children = list(iter_children(current))
         pending.extend(reversed(children))
+
+
+def statement_blocks(node: cst.CSTNode) -> Iterator[cst.BaseSuite]:
+    """The blocks of a compound statement: body, ``elif``/``else`` arms, handlers, finally."""
+    body = getattr(node, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        yield body
+    orelse = getattr(node, "orelse", None)
+    if isinstance(orelse, cst.If):
+        yield from statement_blocks(orelse)
+    elif orelse is not None and isinstance(getattr(orelse, "body", None), cst.BaseSuite):
+        yield orelse.body
+    for handler in getattr(node, "handlers", ()):
+        yield handler.body
+    final = getattr(node, "finalbody", None)
+    if final is not None:
+        yield final.body
+
+
+def block_statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Statements directly inside the indented blocks of a compound statement."""
+    for block in statement_blocks(node):
+        if isinstance(block, cst.IndentedBlock):
+            yield from block.body
+
+
+def iter_small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmallStatement]:
+    """Every small statement (assignment, import, ...) in ``body`` and nested blocks."""
+    pending = list(reversed(body))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            yield from node.body
+            continue
+        for block in statement_blocks(node):
+            if isinstance(block, cst.SimpleStatementSuite):
+                yield from block.body
+            elif isinstance(block, cst.IndentedBlock):
+                pending.extend(reversed(block.body))
