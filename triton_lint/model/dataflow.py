@@ -18,7 +18,6 @@ flags (a flow-insensitive union) cannot:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ import libcst as cst
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.names import TL, dotted_name
 from triton_lint.model.provenance import Prov, is_wide_dtype
+from triton_lint.model.tree import iter_children
 
 if TYPE_CHECKING:
     from triton_lint.model.kernel import Definition, Kernel, MemoryAccess
@@ -89,26 +89,6 @@ class Context:
     loops: tuple[int, ...]
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def fast_children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """``node.children`` in source order, without libcst's visitor machinery (much faster)."""
-    names = _FIELDS.get(type(node))
-    if names is None:
-        names = _FIELDS[type(node)] = tuple(f.name for f in dataclasses.fields(node))
-    out: list[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            out.append(value)
-        elif isinstance(value, (tuple, list)):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
-    if isinstance(node, cst.IfExp):
-        out.sort(key=lambda n: 0 if n is node.body else 1 if n is node.test else 2)
-    return out
-
-
 class DataFlow:
     """Dataflow queries over one kernel (built lazily, cached)."""
 
@@ -142,7 +122,7 @@ class DataFlow:
             counter += 1
             self._pre[id(node)] = counter
             stack.append((node, True))
-            kids = fast_children(node)
+            kids = list(iter_children(node))
             for child in kids:
                 self._parent[id(child)] = node
             stack.extend((child, False) for child in reversed(kids))
@@ -298,7 +278,7 @@ class DataFlow:
             elif values_only and isinstance(node, cst.Subscript):
                 pending.append(node.value)
             else:
-                pending.extend(fast_children(node))
+                pending.extend(iter_children(node))
 
     def _stop(self, node: cst.CSTNode, through_calls: bool, values_only: bool) -> bool:
         if not isinstance(node, cst.Call):
@@ -859,7 +839,7 @@ class DataFlow:
                     continue
             if isinstance(node, cst.Lambda):
                 continue
-            pending.extend(fast_children(node))
+            pending.extend(iter_children(node))
         return sorted(found, key=self._position)
 
 

@@ -24,6 +24,9 @@ def _field_names(node_type: type) -> tuple[str, ...]:
 
 def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Direct children of ``node`` in source order (whitespace and parentheses skipped)."""
+    if isinstance(node, cst.IfExp):  # `body if test else orelse`: fields are test-first
+        yield from (node.body, node.test, node.orelse)
+        return
     for name in _field_names(type(node)):
         value = getattr(node, name)
         if isinstance(value, cst.CSTNode):

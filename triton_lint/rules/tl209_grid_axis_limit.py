@@ -11,6 +11,7 @@ from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.evaluate import UNKNOWN
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.names import dotted_name
+from triton_lint.model.tree import iter_children
 from triton_lint.rules.base import Rule
 
 _LIMIT = 65535
@@ -168,6 +169,6 @@ def _atoms(node: cst.CSTNode, divided: bool, out: list[tuple[str, bool]]) -> Non
         _atoms(node.left, divided, out)
         _atoms(node.right, divided, out)
         return
-    for child in node.children:
+    for child in iter_children(node):
         if isinstance(child, cst.BaseExpression):
             _atoms(child, divided, out)

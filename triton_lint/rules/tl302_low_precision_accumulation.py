@@ -9,6 +9,7 @@ import libcst as cst
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.dataflow import is_low_precision
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
 
@@ -105,9 +106,12 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
         for definition in kernel.definitions.get(target.value, []):
             if definition.node is parent or not flow.in_loop(definition.node):
                 continue
-            if definition.kind == "augassign" or any(
-                isinstance(n, cst.Name) and n.value == target.value
-                for n in _names(definition.value)
+            if definition.kind == "augassign" or (
+                definition.value is not None
+                and any(
+                    isinstance(n, cst.Name) and n.value == target.value
+                    for n in iter_nodes(definition.value)
+                )
             ):
                 yield self.finding(
                     kernel,
@@ -143,13 +147,3 @@ def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
-
-
-def _names(node: cst.CSTNode | None) -> Iterator[cst.CSTNode]:
-    if node is None:
-        return
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        yield current
-        pending.extend(current.children)

@@ -9,6 +9,7 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.tree import iter_children, iter_nodes
 from triton_lint.rules.base import Rule
 
 _EXP = ("exp", "exp2")
@@ -117,13 +118,9 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
             if isinstance(node, cst.Name):
                 roots.extend(value for _, value in flow.definition_values(node))
             else:
-                pending.extend(node.children)
+                pending.extend(iter_children(node))
         for root in roots:
-            stack = [root]
-            while stack:
-                node = stack.pop()
-                yield node
-                stack.extend(node.children)
+            yield from iter_nodes(root)
 
     @staticmethod
     def _tests_infinity(kernel: Kernel, where: cst.Call) -> bool:
