@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -83,7 +83,7 @@ def relu(x_ptr, n, BLOCK: tl.constexpr, DEBUG: tl.constexpr = False):
         or sharing a line with ``;``). Removing a print whose arguments call something (which
         could have effects) is unsafe; otherwise it is safe.
         """
-        found = _statement_of(kernel.node, call)
+        found = _statement_of(kernel, call)
         if found is None:
             return None
         line, alone = found
@@ -102,36 +102,18 @@ def relu(x_ptr, n, BLOCK: tl.constexpr, DEBUG: tl.constexpr = False):
 
 
 def _statement_of(
-    root: cst.CSTNode, call: cst.Call
+    kernel: Kernel, call: cst.Call
 ) -> tuple[cst.SimpleStatementLine | cst.SimpleStatementSuite, bool] | None:
     """The statement line holding ``call`` as its only statement, and whether it is alone in
     its block (so deleting it would leave the block empty)."""
-    finder = _StatementFinder(call)
-    root.visit(finder)
-    return finder.found
-
-
-class _StatementFinder(cst.CSTVisitor):
-    def __init__(self, call: cst.Call) -> None:
-        self.call = call
-        self.found: tuple[cst.SimpleStatementLine | cst.SimpleStatementSuite, bool] | None = None
-
-    def _check(self, owner_body: Sequence[cst.CSTNode]) -> None:
-        for statement in owner_body:
-            if (
-                isinstance(statement, cst.SimpleStatementLine)
-                and len(statement.body) == 1
-                and isinstance(statement.body[0], cst.Expr)
-                and statement.body[0].value is self.call
-            ):
-                self.found = (statement, len(owner_body) == 1)
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
-        self._check(node.body)
-        return self.found is None
-
-    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> bool:
-        only = node.body[0] if len(node.body) == 1 else None
-        if isinstance(only, cst.Expr) and only.value is self.call:
-            self.found = (node, True)
-        return False
+    flow = kernel.dataflow
+    expr = flow.parent(call)
+    if not isinstance(expr, cst.Expr):
+        return None
+    line = flow.parent(expr)
+    if isinstance(line, cst.SimpleStatementSuite):
+        return (line, True) if len(line.body) == 1 else None
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    block = flow.parent(line)
+    return line, isinstance(block, cst.IndentedBlock) and len(block.body) == 1
