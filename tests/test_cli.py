@@ -65,8 +65,9 @@ def test_findings_exit_1_with_text_lines_and_summary(tree):
     assert result.exit_code == 1
     lines = result.output.splitlines()
     assert lines[0] == (
-        "pkg/kern.py:8:9: TL101 `tl.load` of `tl.arange` lanes has no mask: lanes past the end "
-        "of the tensor read out of bounds; add `mask=offs < n` and a neutral `other=`"
+        "pkg/kern.py:8:9: TL101 `tl.load` of `tl.arange` lanes has no mask, but line 10 bounds "
+        "the same lanes with `mask=offs < n`: the lanes past the end read out of bounds; add "
+        "`mask=offs < n` and a neutral `other=`"
     )
     assert lines[1].startswith("pkg/kern.py:9:5: TL401 [*] `tl.device_print` left in the kernel")
     assert lines[2:] == [

@@ -182,3 +182,25 @@ def test_fixes_are_sarif_fixes(validator, monkeypatch):
     assert _errors(validator, log) == []
     fixes = [r["fixes"] for r in log["runs"][0]["results"]]
     assert fixes and all(f[0]["artifactChanges"][0]["replacements"] for f in fixes)
+
+
+def test_unmasked_load_points_at_the_masked_access_that_bounds_its_lanes(monkeypatch):
+    """TL101's evidence (the access that masks the same lanes) becomes a related location."""
+    monkeypatch.chdir(REPO)
+    result = lint_paths(
+        [Path("fixtures/TL101/bad_partial_tile_evidence.py")],
+        RunOptions(cli_layer=Layer(select=("TL101",)), isolated=True),
+    )
+    log = build_sarif(result)
+    related = {
+        r["locations"][0]["physicalLocation"]["region"]["startLine"]: [
+            (x["physicalLocation"]["region"]["startLine"], x["message"]["text"])
+            for x in r.get("relatedLocations", [])
+        ]
+        for r in log["runs"][0]["results"]
+    }
+    assert related == {
+        12: [(14, "bounded with `mask=offs_cn < N`")],
+        25: [(24, "bounded with `mask=m_mask[:, None]`")],
+        35: [(34, "bounded with `mask=offs_m[:, None] < M`")],
+    }

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.lane_bounds import LaneBounds
 from triton_lint.model.names import TL, dotted_name
 from triton_lint.model.provenance import Prov, is_wide_dtype
 from triton_lint.model.tree import iter_children
@@ -104,6 +105,7 @@ class DataFlow:
         self._fill_override: dict[int, str] = {}
         self._visiting_helpers = False
         self._bounded_aranges: set[int] | None = None
+        self._lane_bounds: LaneBounds | None = None
         self._def_of_node: dict[int, list[Definition]] = {}
         for definitions in kernel.definitions.values():
             for definition in definitions:
@@ -735,6 +737,13 @@ class DataFlow:
                 if path is not None and path.startswith("triton.") and not path.startswith(TL):
                     return True
         return False
+
+    @property
+    def lane_bounds(self) -> LaneBounds:
+        """Evidence that lanes can run past the end of a tensor (see `lane_bounds`)."""
+        if self._lane_bounds is None:
+            self._lane_bounds = LaneBounds(self)
+        return self._lane_bounds
 
     def whole_extent(self, arange: cst.Call) -> bool:
         """``name = tl.arange(0, 256)``: lanes over a fixed extent, not shifted by a tile,

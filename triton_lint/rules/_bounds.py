@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import libcst as cst
 
+from triton_lint.finding import RelatedLocation
 from triton_lint.model.evaluate import evaluate
 from triton_lint.model.kernel import Kernel, MemoryAccess
+from triton_lint.model.lane_bounds import Evidence
 from triton_lint.model.provenance import Prov
 
 _SPACE = re.compile(r"\s+")
@@ -17,56 +20,96 @@ def pointer_text(kernel: Kernel, node: cst.CSTNode) -> str:
     return _SPACE.sub("", kernel.module.module.code_for_node(node))
 
 
-def unguarded_reason(kernel: Kernel, access: MemoryAccess) -> str | None:
+@dataclass(frozen=True)
+class Unguarded:
+    """An access that can touch memory past the end of its tensor, and why."""
+
+    block_pointer: bool  # a block pointer without ``boundary_check``
+    evidence: Evidence | None  # what says the tile can be partial (None: nothing does)
+
+
+def unguarded(kernel: Kernel, access: MemoryAccess) -> Unguarded | None:
     """Why ``access`` can touch memory out of bounds, or None when it is guarded.
 
     Guarded means: a mask (keyword or positional), a block pointer with a non-empty
     ``boundary_check``, a tensor descriptor (the copy engine clips), a scalar pointer (no
-    ``tl.arange`` lanes), lanes wrapped with ``%``/``minimum``, or the unmasked fast path of a
-    constexpr branch whose other arm masks the same access (``if EVEN_N:``).
+    ``tl.arange`` lanes), lanes wrapped with ``%``/``minimum``, the unmasked fast path of a
+    branch whose other arm masks the same access (``if EVEN_N:``, ``if not is_tail:``).
+    The result carries the evidence (`lane_bounds`) that the tile can be partial: TL101/TL102
+    report accesses with evidence, TL106 those without (an exactly tiled dimension, or a
+    bug the kernel gives no sign of).
     """
     if access.via_descriptor or access.pointer is None or access.op == "atomic_cas":
         return None
     flags = kernel.prov(access.pointer)
-    if Prov.BLOCK_PTR in flags:
+    block = Prov.BLOCK_PTR in flags
+    if block:
         check = access.boundary_check
-        if check is None or evaluate(check) in ([], ()):
-            return "block pointer without boundary_check"
-        return None
-    if access.mask is not None or Prov.ARANGE not in flags:
+        if check is not None and evaluate(check) not in ([], ()):
+            return None
+    elif access.mask is not None or Prov.ARANGE not in flags:
         return None
     if _masked_in_sibling_arm(kernel, access):
         return None
-    if _lanes_in_range(kernel, access.pointer):
-        return None
-    return "no mask"
+    bounds = kernel.dataflow.lane_bounds
+    if block:
+        evidence = bounds.block_evidence(access)
+    else:
+        evidence = _undefined_index(kernel, access.pointer)
+        if evidence is None:
+            if _lanes_in_range(kernel, access.pointer):
+                return None
+            evidence = bounds.evidence(access)
+    return Unguarded(block_pointer=block, evidence=evidence)
+
+
+def evidence_phrase(kernel: Kernel, evidence: Evidence) -> str:
+    """What says the tile can be partial, for the message."""
+    line = kernel.span(evidence.access.call).line
+    if evidence.kind == "index":
+        return (
+            f"its index vector is loaded at line {line} with `{evidence.text}` and no "
+            "`other=`, so the masked-off lanes hold garbage addresses"
+        )
+    what = "lanes" if evidence.kind == "mask" else "tensor shape"
+    return f"line {line} bounds the same {what} with `{evidence.text}`"
+
+
+def related_location(kernel: Kernel, evidence: Evidence) -> RelatedLocation:
+    """The masked access that bounds the same lanes."""
+    span = kernel.span(evidence.access.call)
+    return RelatedLocation(kernel.module.path, span, f"bounded with `{evidence.text}`")
+
+
+def _undefined_index(kernel: Kernel, pointer: cst.BaseExpression) -> Evidence | None:
+    """A gather through an index vector loaded with a mask and no ``other=``: its masked-off
+    lanes hold garbage, so the unmasked gather reads wherever they point."""
+    flow = kernel.dataflow
+    for call in flow.lane_sources(pointer)[1]:
+        index = kernel.access_for_call(call)
+        if index is not None and index.mask is not None and index.other is None:
+            return Evidence(index, f"mask={flow.lane_bounds.display(index.mask)}", "index")
+    return None
 
 
 def _lanes_in_range(kernel: Kernel, pointer: cst.BaseExpression) -> bool:
     """Every lane source is in range by construction: a literal-extent ``tl.arange`` (a
-    fixed-size dimension) or a gather whose index vector was loaded with every lane defined
-    (unmasked, or masked with an ``other=`` fill)."""
+    fixed-size dimension), an extent bounded by ``tl.static_assert``, or a gather whose index vector was loaded with every lane defined
+    (``_undefined_index`` is checked first)."""
     flow = kernel.dataflow
     if flow.extension_pointer(pointer):
         return True  # a shared-memory buffer from a Triton extension, not global memory
     aranges, loads = flow.lane_sources(pointer)
-    if not all(flow.whole_extent(call) for call in aranges):
+    asserted = flow.lane_bounds.asserted_extent
+    if not all(flow.whole_extent(call) or asserted(call) for call in aranges):
         return False
-    for call in loads:
-        access = kernel.access_for_call(call)
-        if access is None:
-            return False
-        if access.mask is not None and access.other is None:
-            return False  # masked-off lanes of the index are undefined
-    return True
+    return all(kernel.access_for_call(call) is not None for call in loads)
 
 
 def _masked_in_sibling_arm(kernel: Kernel, access: MemoryAccess) -> bool:
     assert access.pointer is not None
     text = pointer_text(kernel, access.pointer)
     for branch in reversed(access.branches):
-        if not kernel.is_compile_time(branch.test):
-            continue
         other_arm = "orelse" if branch.arm == "body" else "body"
         for candidate in kernel.accesses:
             if candidate is access or candidate.kind != access.kind:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
-from triton_lint.rules._bounds import unguarded_reason
+from triton_lint.rules._bounds import evidence_phrase, related_location, unguarded
 from triton_lint.rules.base import Rule
 
 
@@ -15,20 +15,32 @@ class UnmaskedLoad(Rule):
     name = "unmasked-load"
     category = Category.MEMORY_SAFETY
     severity = Severity.ERROR
-    summary = "Vector `tl.load` without a mask (or a block-pointer load without `boundary_check`)"
+    summary = (
+        "Vector `tl.load` without a mask (or a block-pointer load without `boundary_check`) "
+        "on lanes the kernel bounds elsewhere"
+    )
     rationale = """\
-Offsets built from `tl.arange(0, BLOCK)` cover a whole block. Unless the problem size is a
-multiple of `BLOCK`, the last program's lanes run past the end of the tensor, and an unmasked
+Offsets built from `tl.arange(0, BLOCK)` cover a whole block. When the problem size is not a
+multiple of `BLOCK`, the last tile's lanes run past the end of the tensor, and an unmasked
 load reads memory that belongs to something else: garbage values, a wrong result that only
-shows for some sizes, or an illegal-address fault. Scalar loads (`tl.load(ptr + pid)`), loads
-whose offsets are wrapped with `%`, tensor-descriptor loads and the unmasked fast path of an
-`if EVEN_N:` branch whose other arm masks the same load are not reported."""
+shows for some sizes, or an illegal-address fault.
+
+Many production kernels leave loads unmasked on purpose, because the tile exactly covers the
+dimension (a head of `HEAD_DIM` lanes, a swizzled scale block, sizes the host checked to be
+multiples). The linter cannot see those sizes, so it reports an unmasked load only when the
+kernel itself says the tile can be partial: another access masks the same lanes against a
+runtime bound (`offs_m < M`), or checks the bounds of a block pointer over the same shape. It
+leaves alone loads in a different arm of the branch that holds the masked access (`if EVEN:`),
+loads in a loop the masked access is not in (whole tiles, with the tail peeled off), loads
+under a runtime test of the bound, and lanes brought back into range by `%`, `//`,
+`minimum`, `tl.where` or a reduction. Unmasked loads the kernel gives no sign about are
+TL106 (off by default)."""
     fix = """\
-Pass a mask that keeps the lanes inside the tensor, and an `other=` value that is neutral for
-what the value feeds (0 for sums, `-inf` for maxima): `tl.load(x_ptr + offs, mask=offs < n,
-other=0.0)`. For block pointers pass `boundary_check=(0, 1)` (and `padding_option="zero"`).
-If the host guarantees divisibility, make that a constexpr flag (`EVEN_N`) and mask the other
-branch, or suppress the line with `# noqa: TL101`."""
+Pass the mask the other access uses, and an `other=` value that is neutral for what the value
+feeds (0 for sums, `-inf` for maxima): `tl.load(x_ptr + offs, mask=offs < n, other=0.0)`. For
+block pointers pass `boundary_check=(0, 1)` (and `padding_option="zero"`). If the host
+guarantees divisibility, make that a constexpr flag (`EVEN_N`) and mask the other branch, or
+suppress the line with `# noqa: TL101`."""
     bad = """\
 import triton
 import triton.language as tl
@@ -57,18 +69,20 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         for access in kernel.accesses:
             if access.kind != "load":
                 continue
-            reason = unguarded_reason(kernel, access)
-            if reason == "no mask":
-                yield self.finding(
-                    kernel,
-                    access.call,
-                    "`tl.load` of `tl.arange` lanes has no mask: lanes past the end of the "
-                    "tensor read out of bounds; add `mask=offs < n` and a neutral `other=`",
+            found = unguarded(kernel, access)
+            if found is None or found.evidence is None:
+                continue  # nothing says the tile can be partial: TL106's business
+            phrase = evidence_phrase(kernel, found.evidence)
+            if found.block_pointer:
+                message = (
+                    f"block-pointer load without `boundary_check`, but {phrase}: a partial "
+                    'block reads out of bounds; pass `boundary_check=(0, 1)` and `padding_option="zero"`'  # noqa: E501
                 )
-            elif reason is not None:
-                yield self.finding(
-                    kernel,
-                    access.call,
-                    "block-pointer load without `boundary_check`: a partial tile reads out of "
-                    'bounds; pass `boundary_check=(0, 1)` and `padding_option="zero"`',
+            else:
+                message = (
+                    f"`tl.load` of `tl.arange` lanes has no mask, but {phrase}: the lanes past "
+                    "the end read out of bounds; add `mask=offs < n` and a neutral `other=`"
                 )
+            finding = self.finding(kernel, access.call, message)
+            finding.related = (related_location(kernel, found.evidence),)
+            yield finding

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
-from triton_lint.rules._bounds import unguarded_reason
+from triton_lint.rules._bounds import evidence_phrase, related_location, unguarded
 from triton_lint.rules.base import Rule
 
 
@@ -15,15 +15,21 @@ class UnmaskedStore(Rule):
     name = "unmasked-store"
     category = Category.MEMORY_SAFETY
     severity = Severity.ERROR
-    summary = "Vector `tl.store` or `tl.atomic_*` without a mask"
+    summary = (
+        "Vector `tl.store` or `tl.atomic_*` without a mask on lanes the kernel bounds elsewhere"
+    )
     rationale = """\
 An unmasked store of `tl.arange` lanes writes past the end of the output whenever the size is
 not a multiple of the block: it silently corrupts whatever tensor lives next in memory (often
 another activation or the optimizer state) or faults. Atomics (`tl.atomic_add`, ...) have the
 same problem and are harder to spot because they usually accumulate into small buffers.
-Scalar stores, wrapped offsets, block pointers with `boundary_check`, tensor descriptors and
-the unmasked arm of an `if EVEN_N:` branch whose other arm masks the same store are not
-reported."""
+
+As for TL101, the store is reported only when the kernel itself says the tile can be partial:
+another access masks the same lanes against a runtime bound (the load masks `offs < n`, the
+store does not), or checks the bounds of a block pointer over the same shape. Stores into
+exactly tiled buffers, in the other arm of an `if EVEN_N:` branch, in a whole-tile loop with a
+peeled tail, or through lanes wrapped with `%`/`//` are not reported; unmasked stores the
+kernel gives no sign about are TL106 (off by default)."""
     fix = """\
 Store with the same mask the loads use: `tl.store(y_ptr + offs, y, mask=offs < n)`; for atomics
 `tl.atomic_add(ptr + offs, val, mask=offs < n)`; for block pointers `boundary_check=(0, 1)`."""
@@ -55,18 +61,21 @@ def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         for access in kernel.accesses:
             if access.kind == "load":
                 continue
-            reason = unguarded_reason(kernel, access)
-            if reason is None:
-                continue
+            found = unguarded(kernel, access)
+            if found is None or found.evidence is None:
+                continue  # nothing says the tile can be partial: TL106's business
             what = "`tl.store`" if access.kind == "store" else f"`tl.{access.op}`"
-            if reason == "no mask":
+            phrase = evidence_phrase(kernel, found.evidence)
+            if found.block_pointer:
                 message = (
-                    f"{what} of `tl.arange` lanes has no mask: lanes past the end of the "
-                    "tensor write out of bounds; add `mask=offs < n`"
+                    f"block-pointer {what} without `boundary_check`, but {phrase}: a partial "
+                    "block writes out of bounds; pass `boundary_check=(0, 1)`"
                 )
             else:
                 message = (
-                    f"block-pointer {what} without `boundary_check`: a partial tile writes "
-                    "out of bounds; pass `boundary_check=(0, 1)`"
+                    f"{what} of `tl.arange` lanes has no mask, but {phrase}: the lanes past "
+                    "the end write out of bounds; add `mask=offs < n`"
                 )
-            yield self.finding(kernel, access.call, message)
+            finding = self.finding(kernel, access.call, message)
+            finding.related = (related_location(kernel, found.evidence),)
+            yield finding

@@ -1,0 +1,336 @@
+"""Which ``tl.arange`` lanes can run past the end of a tensor, by the kernel's own word.
+
+An unmasked access over a whole tile is correct whenever the tile exactly covers the
+dimension (a head of ``HEAD_DIM`` lanes, a swizzled scale block, ``static_range`` chunks), and
+the linter cannot see the sizes the host passes. Launch grids and loops are no help: production
+kernels launch ``cdiv(n, BLOCK)`` programs and loop ``range(0, n, BLOCK)`` over sizes the host
+has checked to be multiples. What the linter can see is the kernel saying a tile may be
+partial: **another access bounds the same lanes with a mask** (``offs_n < N``), directly or
+through an identical recomputation (``offs_bn`` and ``offs_cn`` both being
+``pid_n * BLOCK_N + tl.arange(0, BLOCK_N)``).
+
+Lanes are followed through arithmetic only: not through ``%``, ``//``, ``minimum``/``maximum``/
+``clamp``, ``tl.where``, reductions, loads or helper calls, each of which can bring them back
+into range. The evidence is voided where only whole tiles run: inside a loop whose trip count
+is a floor division of the bound (``range(K // BLOCK_K)``), under a runtime ``if`` or after an
+early ``return`` that tests the bound, or when ``tl.static_assert`` bounds the tile extent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from triton_lint.model.tree import iter_children
+
+if TYPE_CHECKING:
+    from triton_lint.model.dataflow import DataFlow
+    from triton_lint.model.kernel import MemoryAccess
+
+_SPACE = re.compile(r"\s+")
+_CASTS = {"to", "cast"}
+#: Calls whose result can be back in range whatever the lanes were.
+_RANGE_RESTORING = {
+    "minimum",
+    "maximum",
+    "clamp",
+    "where",
+    "sum",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "reduce",
+    "xor_sum",
+    "cumsum",
+    "cumprod",
+    "associative_scan",
+    "sort",
+    "histogram",
+    "gather",
+}
+
+#: A lane dimension: the ``tl.arange`` extent and the offsets added to it.
+LaneKey = tuple[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class MaskBound:
+    """An access whose mask compares some lanes against a bound."""
+
+    access: MemoryAccess
+    aranges: frozenset[int]  # ids of the compared ``tl.arange`` calls
+    keys: frozenset[LaneKey]
+    limits: frozenset[str]  # runtime names on the bound side (``N``, ``seq_len``)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The access that says the lanes of another access can run past the end."""
+
+    access: MemoryAccess
+    text: str  # the ``mask=...`` or ``boundary_check=...`` of that access
+    kind: str = "mask"  # "mask", "block" (a checked block pointer), "index" (a gather index)
+
+
+class LaneBounds:
+    """Evidence queries over one kernel's dataflow (built lazily, cached)."""
+
+    def __init__(self, flow: DataFlow) -> None:
+        self.flow = flow
+        self.kernel = flow.kernel
+        self._bounds: list[MaskBound] | None = None
+        self._asserted: set[str] | None = None
+
+    # -- lanes -------------------------------------------------------------------------
+    def lanes(self, expr: cst.BaseExpression) -> list[cst.Call]:
+        """The ``tl.arange`` calls whose lanes reach ``expr`` through arithmetic alone."""
+        flow = self.flow
+        found: list[cst.Call] = []
+        seen: set[int] = set()
+        pending: list[cst.CSTNode] = [expr]
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, cst.Name):
+                for definition in flow.reaching(node):
+                    if definition.kind != "for" and definition.value is not None:
+                        pending.append(definition.value)
+                continue
+            if isinstance(node, cst.BinaryOperation) and isinstance(
+                node.operator, cst.Modulo | cst.FloorDivide
+            ):
+                continue  # wrapped or compressed lanes (``offs % n``, ``offs // PAGE``)
+            if isinstance(node, cst.Call):
+                short = flow.tl_short(node)
+                if short == "arange":
+                    found.append(node)
+                    continue
+                if short in _RANGE_RESTORING or flow.is_opaque(node):
+                    continue
+                access = self.kernel.access_for_call(node)
+                if access is not None:
+                    continue  # a loaded value (a gather index) is not these lanes
+            if isinstance(node, cst.Lambda):
+                continue
+            pending.extend(iter_children(node))
+        return found
+
+    def lane_key(self, arange: cst.Call) -> LaneKey:
+        """``pid_n * BLOCK_N + tl.arange(0, BLOCK_N)`` -> ``("0,BLOCK_N", ("pid_n*BLOCK_N",))``,
+        the same for every recomputation of that expression (casts are looked through)."""
+        terms = sorted(self._text(t) for t in self._lane_offsets(arange))
+        extent = ",".join(self._text(a.value) for a in arange.args)
+        return extent, tuple(terms)
+
+    def _lane_offsets(self, arange: cst.Call) -> list[cst.CSTNode]:
+        """The offsets added to ``arange`` where it is built (``start`` in ``start + arange``)."""
+        top: cst.CSTNode = arange
+        while True:
+            parent = self.flow.parent(top)
+            if isinstance(parent, cst.BinaryOperation) and isinstance(
+                parent.operator, cst.Add | cst.Subtract
+            ):
+                top = parent
+            elif (isinstance(parent, cst.Arg) and self._is_cast_arg(parent)) or (
+                isinstance(parent, cst.Attribute)
+                and parent.attr.value in _CASTS
+                and isinstance(self.flow.parent(parent), cst.Call)
+            ):
+                top = self.flow.parent(parent)  # type: ignore[assignment]
+            else:
+                break
+        return [t for t in self._terms(top) if t is not arange]
+
+    def _is_cast_arg(self, arg: cst.Arg) -> bool:
+        call = self.flow.parent(arg)
+        return (
+            isinstance(call, cst.Call)
+            and self.flow.tl_short(call) == "cast"
+            and bool(call.args)
+            and call.args[0] is arg
+        )
+
+    def _terms(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The addends of a ``+``/``-`` chain, casts unwrapped."""
+        if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, cst.Add | cst.Subtract
+        ):
+            return self._terms(node.left) + self._terms(node.right)
+        if isinstance(node, cst.Call):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in _CASTS:
+                return self._terms(node.func.value)
+            if self.flow.tl_short(node) == "cast" and node.args:
+                return self._terms(node.args[0].value)
+        return [node]
+
+    def display(self, node: cst.CSTNode) -> str:
+        """Source text on one line, for messages."""
+        text = self.kernel.module.module.code_for_node(node)
+        return re.sub(r"\s+", " ", text).replace("( ", "(").replace(" )", ")").strip()
+
+    def _text(self, node: cst.CSTNode) -> str:
+        return _SPACE.sub("", self.kernel.module.module.code_for_node(node))
+
+    # -- masks -------------------------------------------------------------------------
+    def mask_bounds(self) -> list[MaskBound]:
+        """Every access whose mask compares ``tl.arange`` lanes with a bound."""
+        if self._bounds is None:
+            self._bounds = []
+            for access in self.kernel.accesses:
+                if access.mask is not None:
+                    bound = self._mask_bound(access)
+                    if bound is not None:
+                        self._bounds.append(bound)
+        return self._bounds
+
+    def _mask_bound(self, access: MemoryAccess) -> MaskBound | None:
+        """The lanes the mask compares with a runtime bound (``offs < n``); a compile-time
+        bound (``offs < NOPE_DIM``) marks a sub-range of a row, not a tensor's end."""
+        assert access.mask is not None
+        aranges: dict[int, cst.Call] = {}
+        limits: set[str] = set()
+        for node in self.flow.closure(access.mask, values_only=True):
+            if isinstance(node, cst.Comparison):
+                for lanes, bound in self._upper_bounds(node):
+                    found = self.lanes(lanes)
+                    names = self._runtime_names(bound)
+                    gathered = self.flow.lane_sources(lanes)[1]
+                    if found and names and not gathered and not self.lanes(bound):
+                        aranges.update((id(call), call) for call in found)
+                        limits |= names
+        if not aranges:
+            return None
+        keys = frozenset(self.lane_key(call) for call in aranges.values())
+        return MaskBound(access, frozenset(aranges), keys, frozenset(limits))
+
+    @staticmethod
+    def _upper_bounds(
+        node: cst.Comparison,
+    ) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+        """``(lanes, bound)`` pairs of ``lanes < bound`` / ``bound > lanes`` comparisons: the
+        end of a tensor. Lower bounds (``offs >= start``) and equalities say nothing of it."""
+        left = node.left
+        for target in node.comparisons:
+            right = target.comparator
+            if isinstance(target.operator, cst.LessThan | cst.LessThanEqual):
+                yield left, right
+            elif isinstance(target.operator, cst.GreaterThan | cst.GreaterThanEqual):
+                yield right, left
+            left = right
+
+    def _runtime_names(self, expr: cst.BaseExpression) -> set[str]:
+        names = set()
+        for node in self.flow.closure(expr, values_only=True):
+            if isinstance(node, cst.Name) and not self.kernel.is_compile_time(node):
+                names.add(node.value)
+        return names
+
+    # -- evidence ----------------------------------------------------------------------
+    def evidence(self, access: MemoryAccess) -> Evidence | None:
+        """The masked access that says the lanes of the unmasked ``access`` can run past the
+        end of the tensor, or None when nothing in the kernel says so."""
+        assert access.pointer is not None
+        aranges = [a for a in self.lanes(access.pointer) if not self.asserted_extent(a)]
+        ids = {id(call) for call in aranges}
+        # an unshifted ``tl.arange(0, BLOCK)`` elsewhere may index another dimension: only
+        # shifted lanes (``pid * BLOCK + tl.arange(0, BLOCK)``) match by recomputation
+        keys = {key for key in map(self.lane_key, aranges) if key[1]}
+        for bound in self.mask_bounds():
+            if bound.access is access or not (bound.aranges & ids or bound.keys & keys):
+                continue
+            if self._peeled(access, bound.access) or self._other_arm(access, bound.access):
+                continue
+            if self._whole_tiles_only(access, bound.limits):
+                continue
+            assert bound.access.mask is not None
+            return Evidence(bound.access, f"mask={self.display(bound.access.mask)}")
+        return None
+
+    def block_evidence(self, access: MemoryAccess) -> Evidence | None:
+        """Another access checks the bounds of a block pointer over the same tensor shape
+        (``boundary_check=(0, 1)``): the unchecked ``access`` may see a partial block too."""
+        assert access.pointer is not None
+        shapes = self._block_shapes(access.pointer)
+        if not shapes:
+            return None
+        for other in self.kernel.accesses:
+            check = other.boundary_check
+            if other is access or check is None or other.pointer is None:
+                continue
+            if not shapes & self._block_shapes(other.pointer) or self._peeled(access, other):
+                continue
+            tests = [b.test for b in access.branches if not self.kernel.is_compile_time(b.test)]
+            if tests:
+                continue  # a runtime branch (``if not is_tail:``) may be the whole-block path
+            return Evidence(other, f"boundary_check={self.display(check)}", "block")
+        return None
+
+    def _block_shapes(self, pointer: cst.BaseExpression) -> set[str]:
+        """Texts of the ``shape`` of the ``tl.make_block_ptr`` calls a pointer comes from."""
+        shapes = set()
+        for node in self.flow.closure(pointer, values_only=True):
+            if isinstance(node, cst.Call) and self.flow.tl_short(node) == "make_block_ptr":
+                shape = next((a.value for a in node.args if _keyword(a) == "shape"), None)
+                positional = [a.value for a in node.args if a.keyword is None]
+                if shape is None and len(positional) > 1:
+                    shape = positional[1]
+                if shape is not None:
+                    shapes.add(self._text(shape))
+        return shapes
+
+    def asserted_extent(self, arange: cst.Call) -> bool:
+        """``tl.static_assert(TILE <= size)`` bounds the extent of ``tl.arange(0, TILE)``."""
+        if self._asserted is None:
+            self._asserted = set()
+            for site in self.kernel.calls:
+                if self.flow.tl_short(site.node) == "static_assert" and site.node.args:
+                    test = site.node.args[0].value
+                    if isinstance(test, cst.Comparison):
+                        self._asserted.add(self._text(test.left))
+        return bool(arange.args) and self._text(arange.args[-1].value) in self._asserted
+
+    def _other_arm(self, access: MemoryAccess, masked: MemoryAccess) -> bool:
+        """The two accesses sit in different arms of one ``if`` (``if EVEN:`` whole tiles,
+        ``else:`` masked): the branch, not the mask, decides which lanes run."""
+        arms = dict(self.flow.context(access.call).arms)
+        return any(
+            node in arms and arms[node] != arm for node, arm in self.flow.context(masked.call).arms
+        )
+
+    def _peeled(self, access: MemoryAccess, masked: MemoryAccess) -> bool:
+        """``access`` is in a loop the masked access is not in: the loop covers the whole
+        tiles and the masked access the tail peeled off after (or before) it."""
+        inner = set(self.flow.context(access.call).loops)
+        return bool(inner - set(self.flow.context(masked.call).loops))
+
+    def _whole_tiles_only(self, access: MemoryAccess, limits: frozenset[str]) -> bool:
+        """The access runs only for whole tiles: in a ``range(K // BLOCK)`` loop, or under a
+        runtime test (an ``if`` around it, an early ``return`` before it) of the bound."""
+        flow = self.flow
+        tests = [b.test for b in access.branches if not self.kernel.is_compile_time(b.test)]
+        tests += flow.early_exit_tests(access.call)
+        if any(self._runtime_names(test) & limits for test in tests):
+            return True
+        return any(
+            isinstance(loop, cst.For)
+            and self._floor_divides(loop.iter)
+            and bool(self._runtime_names(loop.iter) & limits)
+            for loop in flow.ancestors(access.call)
+        )
+
+    def _floor_divides(self, expr: cst.BaseExpression) -> bool:
+        return any(
+            isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide)
+            for node in self.flow.closure(expr, values_only=True)
+        )
+
+
+def _keyword(arg: cst.Arg) -> str | None:
+    return arg.keyword.value if arg.keyword is not None else None
