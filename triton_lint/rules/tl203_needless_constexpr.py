@@ -19,7 +19,22 @@ _FLOAT_NAME = re.compile(
     r"softcap|.*_scale|scale|sm_scale|rope_theta|theta|p|dropout_p)$",
     re.IGNORECASE,
 )
-_LAUNCH_OPTIONS = {"num_warps", "num_stages", "num_ctas", "maxnreg", "waves_per_eu"}
+#: Backend options (fields of CUDAOptions/HIPOptions) that a launch passes by keyword; a kernel
+#: parameter with one of these names receives the launch option, fixed per call site.
+_LAUNCH_OPTIONS = {
+    "num_warps",
+    "num_stages",
+    "num_ctas",
+    "maxnreg",
+    "waves_per_eu",
+    "matrix_instr_nonkdim",
+    "kpack",
+    "enable_fp_fusion",
+    "launch_cooperative_grid",
+    "launch_pdl",
+    "sanitize_overflow",
+    "allow_flush_denorm",
+}
 
 
 class NeedlessConstexpr(Rule):
