@@ -2,6 +2,7 @@
 
     python bench/corpus.py                 # download (cached), unpack, lint, write docs/corpus.md
     python bench/corpus.py --sample 60     # also print a stratified sample of findings to triage
+    python bench/corpus.py --uniform 100 --exclude TL101,TL102 --seed 4   # a uniform sample
     python bench/corpus.py --jobs 2 --max-seconds 900
 
 Wheels are fetched with ``pip download --no-deps --only-binary=:all:`` into
@@ -22,6 +23,7 @@ import argparse
 import csv
 import hashlib
 import json
+import math
 import os
 import random
 import signal
@@ -296,14 +298,17 @@ def write_report(
             "",
             "## Triage",
             "",
-            "Error/warning findings read by hand, in three rounds, each a stratified sample",
-            "(`python bench/corpus.py --sample N`) of findings not read before. Round 1 was read",
-            "on the first runs of the new rules (and the existing ones), round 2 on a later run;",
-            "every false-positive pattern found in rounds 1 and 2 was fixed, with a regression",
-            "fixture (`status` = `fixed`). Round 3 was drawn from the final linter and measures",
-            "what ships. `no longer reported` marks an open finding a later fix removed.",
-            "The compile-time and tuning rules (TL203, TL205-TL211, TL501, TL502) were triaged",
-            "separately: see [corpus-compile-rules.md](corpus-compile-rules.md).",
+            "Error/warning findings read by hand. Rounds 1-3 were stratified samples",
+            "(`python bench/corpus.py --sample N`: the same number per rule) of findings not read",
+            "before; every false-positive pattern they found was fixed, with a regression fixture",
+            "(`status` = `fixed`). Rounds 1-3 cover the dataflow rules; the compile-time and",
+            "tuning rules were triaged separately: see",
+            "[corpus-compile-rules.md](corpus-compile-rules.md). Round 4 measures what ships,",
+            "over every default-on rule: a uniform random sample of error/warning findings",
+            "(`--uniform 100 --exclude TL101,TL102 --seed 4`), so each rule appears in proportion",
+            "to its volume, plus round 4c, every TL101/TL102 finding of the final linter (their",
+            "evidence requirement was rebuilt in this round, so all of them were read).",
+            "`no longer reported` marks an open finding a later fix removed.",
             "",
         ]
         for round_name in sorted({row["round"] for row in triage}):
@@ -332,34 +337,7 @@ def write_report(
                     f"{kept.get('FP', 0)} FP ({100.0 * kept.get('TP', 0) / len(still):.0f}% "
                     "true positives)."
                 )
-        last = max(row["round"] for row in triage)
-        sample = [row for row in triage if row["round"] == last]
-        sampled: dict[str, Counter] = defaultdict(Counter)
-        for row in sample:
-            sampled[row["code"]][row["verdict"]] += 1
-        weighted_tp = weighted_ok = weight = 0.0
-        lines += [
-            "",
-            f"Round {last} per rule, and the precision weighted by each rule's volume of "
-            "findings in this run (the sample is stratified, so small rules are over-represented):",
-            "",
-            "| code | sampled | TP | debatable | FP | findings in run |",
-            "|---|---|---|---|---|---|",
-        ]
-        for code in sorted(sampled):
-            c = sampled[code]
-            n = sum(c.values())
-            volume = found_by_rule.get(code, 0)
-            lines.append(f"| {code} | {n} | {c['TP']} | {c['debatable']} | {c['FP']} | {volume} |")
-            weighted_tp += volume * c["TP"] / n
-            weighted_ok += volume * (c["TP"] + c["debatable"]) / n
-            weight += volume
-        if weight:
-            lines += [
-                "",
-                f"Volume-weighted: **{100.0 * weighted_tp / weight:.0f}% true positives**, "
-                f"{100.0 * weighted_ok / weight:.0f}% counting debatable.",
-            ]
+        lines += _uniform_section(triage, results, cache, found_by_rule, current)
         fixed = sum(1 for row in triage if row["status"] == "fixed")
         lines.append(f"- False positives fixed (no longer reported): {fixed}.")
         lines += [
@@ -381,6 +359,100 @@ def write_report(
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(text, encoding="utf-8")
     return text
+
+
+def _wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a proportion (honest for small samples)."""
+    if not total:
+        return 0.0, 0.0
+    p = successes / total
+    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
+    spread = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    return max(0.0, centre - spread), min(1.0, centre + spread)
+
+
+def _uniform_section(
+    triage: list[dict],
+    results: list[dict],
+    cache: Path,
+    found_by_rule: Counter,
+    current: set,
+) -> list[str]:
+    """Round 4: the uniform sample's precision (by volume), its rules, and the TL101/TL102
+    census, combined into one estimate of the shipped precision."""
+    uniform = [row for row in triage if row["round"] == "4"]
+    census = [row for row in triage if row["round"] == "4c"]
+    if not uniform:
+        return []
+    counts = Counter(row["verdict"] for row in uniform)
+    n = len(uniform)
+    low, high = _wilson(counts["TP"], n)
+    low_ok, high_ok = _wilson(counts["TP"] + counts["debatable"], n)
+    lines = [
+        "",
+        f"### Round 4: what ships ({n} findings drawn uniformly)",
+        "",
+        f"- **{100.0 * counts['TP'] / n:.0f}% true positives** (95% interval "
+        f"{100 * low:.0f}-{100 * high:.0f}%), {100.0 * counts['FP'] / n:.0f}% false positives, "
+        f"{100.0 * counts['debatable'] / n:.0f}% debatable; "
+        f"{100.0 * (counts['TP'] + counts['debatable']) / n:.0f}% are not false positives "
+        f"({100 * low_ok:.0f}-{100 * high_ok:.0f}%).",
+        "",
+        "| code | sampled | TP | debatable | FP | findings in run |",
+        "|---|---|---|---|---|---|",
+    ]
+    per_code: dict[str, Counter] = defaultdict(Counter)
+    for row in uniform + census:
+        per_code[row["code"]][row["verdict"]] += 1
+    for code in sorted(per_code):
+        c = per_code[code]
+        lines.append(
+            f"| {code} | {sum(c.values())} | {c['TP']} | {c['debatable']} | {c['FP']} "
+            f"| {found_by_rule.get(code, 0)} |"
+        )
+    if census:
+        still = [r for r in census if (r["path"], int(r["line"]), r["code"]) in current]
+        volume = found_by_rule.get("TL101", 0) + found_by_rule.get("TL102", 0)
+        c = Counter(row["verdict"] for row in still)
+        pool = sum(
+            1
+            for item in results
+            for f in item["findings"]
+            if f["severity"] in ("error", "warning")
+            and f["code"] not in ("TL101", "TL102")
+            and _default_on(f["code"])
+        )
+        if still and pool:
+            tp = (counts["TP"] / n) * pool + (c["TP"] / len(still)) * volume
+            lines += [
+                "",
+                f"TL101/TL102 census: {len(still)} of the {volume} findings in this run read: "
+                f"{c['TP']} TP, {c['debatable']} debatable, {c['FP']} FP. Weighting the uniform "
+                f"sample by its pool ({pool} error/warning findings of the other default-on "
+                f"rules) and the census by its volume: **{100.0 * tp / (pool + volume):.0f}% "
+                "true positives** over everything that ships.",
+            ]
+    return lines
+
+
+def _default_on(code: str) -> bool:
+    return any(rule.code == code and rule.default_enabled for rule in all_rules())
+
+
+def uniform(
+    results: list[dict], cache: Path, count: int, exclude: set[str], seed: int
+) -> list[dict]:
+    """A uniform random sample of the error/warning findings of default-on rules."""
+    pool = [
+        {**f, "path": relative_key(cache, item["path"])}
+        for item in results
+        for f in item["findings"]
+        if f["severity"] in ("error", "warning")
+        and f["code"] not in exclude
+        and _default_on(f["code"])
+    ]
+    random.Random(seed).shuffle(pool)
+    return pool[:count]
 
 
 def sample(results: list[dict], cache: Path, count: int, seed: int = 0) -> list[dict]:
@@ -407,6 +479,11 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--max-seconds", type=float, default=1200.0)
     parser.add_argument("--sample", type=int, default=0, help="print N findings to triage")
+    parser.add_argument(
+        "--uniform", type=int, default=0, help="print N findings drawn uniformly to triage"
+    )
+    parser.add_argument("--exclude", default="", help="codes --uniform leaves out")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --sample/--uniform")
     parser.add_argument("--findings", type=Path, help="also write all findings as JSON here")
     parser.add_argument("--select", default="", help="only these rule codes (no report written)")
     parser.add_argument("--package", default="", help="only this package (no report written)")
@@ -454,9 +531,12 @@ def main() -> None:
     for item in results:
         for crash in item["crashes"]:
             print("CRASH", crash, file=sys.stderr)
-    if args.sample:
-        for f in sample(results, cache, args.sample):
-            print(f"{f['code']}\t{f['path']}:{f['line']}\t{f['message']}")
+    picked = sample(results, cache, args.sample, args.seed) if args.sample else []
+    if args.uniform:
+        excluded = {code for code in args.exclude.split(",") if code}
+        picked += uniform(results, cache, args.uniform, excluded, args.seed)
+    for f in picked:
+        print(f"{f['code']}\t{f['path']}:{f['line']}\t{f['message']}")
 
 
 if __name__ == "__main__":

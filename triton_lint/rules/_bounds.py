@@ -94,8 +94,8 @@ def _undefined_index(kernel: Kernel, pointer: cst.BaseExpression) -> Evidence | 
 
 def _lanes_in_range(kernel: Kernel, pointer: cst.BaseExpression) -> bool:
     """Every lane source is in range by construction: a literal-extent ``tl.arange`` (a
-    fixed-size dimension), an extent bounded by ``tl.static_assert``, or a gather whose index vector was loaded with every lane defined
-    (``_undefined_index`` is checked first)."""
+    fixed-size dimension), an extent bounded by ``tl.static_assert``, or a gather whose index
+    vector was loaded with every lane defined (``_undefined_index`` is checked first)."""
     flow = kernel.dataflow
     if flow.extension_pointer(pointer):
         return True  # a shared-memory buffer from a Triton extension, not global memory
