@@ -7,8 +7,9 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.dataflow import DataFlow
 from triton_lint.model.evaluate import UNKNOWN
-from triton_lint.model.kernel import Kernel, ModuleModel
+from triton_lint.model.kernel import Kernel, MemoryAccess, ModuleModel
 from triton_lint.rules.base import Rule
 
 
@@ -24,7 +25,9 @@ store's address (and mask) does not depend on it, every program along axis 1 wri
 elements: the result is whichever program finished last, a split-K partial sum or a per-head
 value silently lost. The same happens when a launch in the file gives the grid more than one
 program on an axis the kernel never reads. Stores guarded by a condition on the axis
-(`if pid_k == 0:`), atomics and single-program launches are not reported."""
+(`if pid_k == 0:`), stores whose value does not depend on the axis either (every program
+writes the same bytes: redundant, not lost), atomics and single-program launches are not
+reported."""
     fix = """\
 Index the output by the axis (`out_ptr + pid_k * stride_k + offs`), accumulate with
 `tl.atomic_add`, guard the store with `if pid_k == 0:`, or launch a grid of size 1 on that
@@ -113,7 +116,7 @@ def launch(x):
                 if not self._single_program(kernel, axis)
                 and not self._gated_single(kernel, access.branches)
             ]
-            if not missing:
+            if not missing or self._same_value(flow, access, missing):
                 continue
             axis = missing[0]
             yield self.finding(
@@ -123,6 +126,16 @@ def launch(x):
                 "this same address: the last one to finish wins; index the output by that "
                 f"axis, use an atomic, or guard the store with `if pid == 0:`",
             )
+
+    @staticmethod
+    def _same_value(flow: DataFlow, access: MemoryAccess, missing: list[int]) -> bool:
+        """Every program along the missing axes stores the same value (it depends on none of
+        them): a redundant write, not a race (e.g. a head-invariant row written by each
+        head's program)."""
+        if access.value is None:
+            return False
+        axes = flow.pid_axes(access.value)
+        return UNKNOWN not in axes and not axes & set(missing)
 
     @staticmethod
     def _single_program(kernel: Kernel, axis: int) -> bool:
