@@ -38,8 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from triton_lint.config import DEFAULT_FORK_BACKENDS  # noqa: E402
 from triton_lint.engine import lint_bytes  # noqa: E402
 from triton_lint.rules import all_rules  # noqa: E402
+from triton_lint.run import is_fork_backend  # noqa: E402
 
 CACHE = Path(os.environ.get("TRITON_LINT_CORPUS", "/work/.cache/corpus"))
 TRIAGE = ROOT / "bench" / "triage.tsv"
@@ -174,8 +176,23 @@ def _alarm(signum, frame):  # pragma: no cover - signal handler
 SELECT: list[str] = []  # rule-code prefixes to run (empty: every rule); for quick iteration
 
 
-def _rules(select: tuple[str, ...]) -> list:
-    return [r for r in all_rules() if not select or r.code.startswith(select)]
+def _rules(select: tuple[str, ...], fork: bool) -> list:
+    """The rules a default ``triton-lint`` run applies to the file (every rule, on or off by
+    default; vendor-fork directories skip the upstream-only rules, as the CLI does)."""
+    return [
+        r
+        for r in all_rules()
+        if (not select or r.code.startswith(select)) and not (fork and r.upstream_only)
+    ]
+
+
+def _package_relative(path: str, package: str) -> str:
+    """The path inside the unpacked wheel (``<cache>/<name>-<version>/...``)."""
+    parts = Path(path).parts
+    for index, part in enumerate(parts):
+        if part.startswith(f"{package}-"):
+            return "/".join(parts[index + 1 :])
+    return Path(path).as_posix()
 
 
 def _lint_one(job: tuple[str, str, tuple[str, ...]]) -> dict:
@@ -183,8 +200,10 @@ def _lint_one(job: tuple[str, str, tuple[str, ...]]) -> dict:
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(FILE_SECONDS)
     started = time.perf_counter()
+    fork = is_fork_backend(_package_relative(path, package), DEFAULT_FORK_BACKENDS)
     try:
-        result = lint_bytes(path, Path(path).read_bytes(), _rules(select), TARGET_VERSION)
+        rules = _rules(select, fork)
+        result = lint_bytes(path, Path(path).read_bytes(), rules, TARGET_VERSION)
         kernels = len(result.model.kernels) if result.model is not None else 0
         findings = [f.to_dict() for f in result.findings]
         crashes = list(result.crashes)
@@ -200,6 +219,7 @@ def _lint_one(job: tuple[str, str, tuple[str, ...]]) -> dict:
         "findings": findings,
         "crashes": crashes,
         "timeout": timeout,
+        "fork": fork,
         "seconds": time.perf_counter() - started,
     }
 
@@ -271,7 +291,10 @@ def write_report(
         f"| {sum(c['crashes'] for c in per_package.values())} "
         f"| {sum(c['timeouts'] for c in per_package.values())} |",
         "",
-        f"Skipped: {skipped['vendored']} vendored files, {skipped['duplicate']} duplicates.",
+        f"Skipped: {skipped['vendored']} vendored files, {skipped['duplicate']} duplicates. "
+        f"{sum(1 for item in results if item.get('fork'))} files sit in vendor-fork backend "
+        "directories (`fork-backends`: Ascend, Kunlunxin, Cambricon, ...), where the rules that "
+        "judge code against upstream Triton (TL204, TL208, TL210) are skipped, as the CLI does.",
         f"Time: {seconds:.1f} s wall on {jobs} worker processes.",
         "",
         "## Findings per rule",

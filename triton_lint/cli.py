@@ -24,7 +24,7 @@ from triton_lint.reporters import REPORTERS
 from triton_lint.reporters.common import display_path
 from triton_lint.rules import all_rules
 from triton_lint.rules.base import Rule
-from triton_lint.run import RunOptions, RunResult, lint_paths, lint_stdin
+from triton_lint.run import RunOptions, RunResult, fork_note, lint_paths, lint_stdin
 from triton_lint.selection import Layer, SelectionError, expand
 from triton_lint.target import TargetVersionError, minor
 
@@ -209,6 +209,8 @@ def _messages(result: RunResult) -> None:
         click.echo(f"error: {path}: {reason}", err=True)
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if result.fork_files:
+        click.echo(f"note: {fork_note(result.fork_files)}", err=True)
 
 
 def _report_diff(result: RunResult, output: Path | None) -> None:

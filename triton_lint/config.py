@@ -15,7 +15,36 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?$")
-_KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "target-version"}
+_KEYS = {
+    "select",
+    "ignore",
+    "extend-select",
+    "per-file-ignores",
+    "exclude",
+    "target-version",
+    "fork-backends",
+}
+#: Path components (split on ``_``/``-``) naming vendor backends that ship their own Triton
+#: fork: code under them is written against the fork's API, not upstream Triton's.
+DEFAULT_FORK_BACKENDS = (
+    "ascend",
+    "npu",
+    "kunlunxin",
+    "mthreads",
+    "musa",
+    "cambricon",
+    "mlu",
+    "iluvatar",
+    "corex",
+    "tsingmicro",
+    "enflame",
+    "gcu",
+    "hygon",
+    "dcu",
+    "metax",
+    "maca",
+    "aipu",
+)
 
 
 class ConfigError(Exception):
@@ -34,6 +63,7 @@ class Config:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
     target_version: str | None = None
+    fork_backends: tuple[str, ...] = DEFAULT_FORK_BACKENDS
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -62,6 +92,9 @@ def parse_table(table: dict[str, Any], source: Path) -> Config:
     target = table.get("target-version")
     if target is not None and (not isinstance(target, str) or not _VERSION.match(target)):
         raise ConfigError(f'{source}: `target-version` must be a string such as "3.3"')
+    forks = table.get("fork-backends", list(DEFAULT_FORK_BACKENDS))
+    if not isinstance(forks, list) or not all(isinstance(f, str) for f in forks):
+        raise ConfigError(f"{source}: `fork-backends` must be a list of directory names")
     return Config(
         root=source.parent,
         source=source,
@@ -74,6 +107,7 @@ def parse_table(table: dict[str, Any], source: Path) -> Config:
         ),
         exclude=tuple(exclude),
         target_version=target,
+        fork_backends=tuple(f.strip().lower() for f in forks if f.strip()),
     )
 
 

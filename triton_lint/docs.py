@@ -25,6 +25,16 @@ def example_expectations(source: str) -> tuple[str, set[tuple[int, str]]]:
     return "\n".join(lines) + "\n", expected
 
 
+def _fork_note(rule: Rule) -> str:
+    if not rule.upstream_only:
+        return ""
+    return (
+        "\n\nThe rule judges code against upstream Triton, so it skips files under vendor-fork "
+        "backend directories (`fork-backends` in the configuration: `_ascend`, `_kunlunxin`, "
+        "`triton_ascend`, ...), which are written for a vendor's Triton fork."
+    )
+
+
 def render_rule(rule: Rule) -> str:
     """The Markdown page of one rule (ruff's rule docs are the model)."""
     default = "on" if rule.default_enabled else "off (enable with `--select " + rule.code + "`)"
@@ -48,7 +58,7 @@ def render_rule(rule: Rule) -> str:
 
 ## Why it matters
 
-{rule.rationale}
+{rule.rationale}{_fork_note(rule)}
 
 ## Example
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,9 @@ class RunResult:
     resolved_baseline: int = 0
     #: Stress matrix and timings of a dynamic run (None for static-only runs).
     dynamic: DynamicReport | None = None
+    #: Files under a vendor-fork backend directory (`fork-backends`), where the rules that
+    #: judge code against upstream Triton's API were skipped.
+    fork_files: int = 0
 
 
 class Runner:
@@ -69,14 +73,18 @@ class Runner:
         for pattern, codes in config.per_file_ignores:
             if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern):
                 ignored.extend(codes)
-        key = (config, ",".join(sorted(ignored)))
+        fork = is_fork_backend(relative, config.fork_backends)
+        key = (config, ",".join(sorted(ignored)), fork)
         if key not in self._rules_cache:
             layers = [
                 Layer(config.select, config.extend_select, config.ignore),
                 self.options.cli_layer,
             ]
             codes = resolve(layers) - expand(ignored)
-            self._rules_cache[key] = rules_for(codes)
+            rules = rules_for(codes)
+            if fork:
+                rules = [rule for rule in rules if not rule.upstream_only]
+            self._rules_cache[key] = rules
         return self._rules_cache[key]
 
     def collect(self, paths: list[Path]) -> list[Path]:
@@ -104,6 +112,8 @@ class Runner:
     def lint_data(self, path: Path, display: str, data: bytes) -> None:
         config = self.config_for(path.parent)
         rules = self.rules_for_file(path, config)
+        if is_fork_backend(_relative(path, config.root), config.fork_backends):
+            self.result.fork_files += 1
         target = self.target_version(config)
         file_result = lint_bytes(display, data, rules, target)
         if self.options.fix and file_result.text is not None:
@@ -156,6 +166,29 @@ class Runner:
 
     def target_version(self, config: Config) -> str | None:
         return self.options.target_version or config.target_version
+
+
+def fork_note(count: int) -> str:
+    """Tells the user which rules were skipped on vendor-fork code, and how to keep them."""
+    codes = ", ".join(rule.code for rule in rules_for(expand(["ALL"])) if rule.upstream_only)
+    files = f"{count} file{'s' if count != 1 else ''}"
+    return (
+        f"{files} under vendor-fork backend directories (`fork-backends`) written for a "
+        f"Triton fork: {codes} skipped there; set `fork-backends = []` to check them "
+        "against upstream Triton"
+    )
+
+
+def is_fork_backend(relative: str, backends: tuple[str, ...]) -> bool:
+    """A directory of the path (relative to the configuration root) names a vendor backend
+    that ships its own Triton fork: ``backend/_ascend/``, ``backends/triton_ascend/``."""
+    if not backends:
+        return False
+    wanted = set(backends)
+    for part in relative.split("/")[:-1]:
+        if wanted & set(filter(None, re.split(r"[_\-]+", part.lower()))):
+            return True
+    return False
 
 
 def _relative(path: Path, root: Path) -> str:

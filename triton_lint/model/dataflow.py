@@ -19,7 +19,7 @@ flags (a flow-insensitive union) cannot:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -818,9 +818,17 @@ class DataFlow:
                 return False
         return found
 
-    def index_sources(self, expr: cst.BaseExpression) -> list[cst.Call]:
-        """``tl.program_id``/``tl.load`` calls an index derives from, not through a widening."""
-        found: list[cst.Call] = []
+    def trace(
+        self,
+        expr: cst.BaseExpression,
+        descend: Callable[[cst.CSTNode], bool],
+        *,
+        loop_starts: bool,
+    ) -> None:
+        """Walk the expressions ``expr`` is computed from, following the reaching definitions
+        of names; ``descend(node)`` sees every other node and returns False to stop below it.
+        A loop variable stands for its range start when ``loop_starts`` (an index derived from
+        it), and for nothing otherwise (a loop counter is no lane)."""
         seen: set[int] = set()
         pending: list[cst.CSTNode] = [expr]
         while pending:
@@ -831,24 +839,32 @@ class DataFlow:
             if isinstance(node, cst.Name):
                 for definition in self.reaching(node):
                     if definition.kind == "for":
-                        pending.extend(_range_start(definition.value))
+                        if loop_starts:
+                            pending.extend(_range_start(definition.value))
                     elif definition.value is not None:
                         pending.append(definition.value)
                 continue
-            if isinstance(node, cst.Call):
-                if self.is_widening(node):
-                    continue
-                short = self.tl_short(node)
-                if short == "program_id":
-                    found.append(node)
-                    continue
-                access = self.kernel.access_for_call(node)
-                if access is not None and access.kind == "load":
-                    found.append(node)
-                    continue
-            if isinstance(node, cst.Lambda):
-                continue
-            pending.extend(iter_children(node))
+            if not isinstance(node, cst.Lambda) and descend(node):
+                pending.extend(iter_children(node))
+
+    def index_sources(self, expr: cst.BaseExpression) -> list[cst.Call]:
+        """``tl.program_id``/``tl.load`` calls an index derives from, not through a widening."""
+        found: list[cst.Call] = []
+
+        def descend(node: cst.CSTNode) -> bool:
+            if not isinstance(node, cst.Call):
+                return True
+            if self.is_widening(node):
+                return False
+            access = self.kernel.access_for_call(node)
+            if self.tl_short(node) == "program_id" or (
+                access is not None and access.kind == "load"
+            ):
+                found.append(node)
+                return False
+            return True
+
+        self.trace(expr, descend, loop_starts=True)
         return sorted(found, key=self._position)
 
 

@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from triton_lint.model.tree import iter_children
-
 if TYPE_CHECKING:
     from triton_lint.model.dataflow import DataFlow
     from triton_lint.model.kernel import MemoryAccess
@@ -91,35 +89,22 @@ class LaneBounds:
         """The ``tl.arange`` calls whose lanes reach ``expr`` through arithmetic alone."""
         flow = self.flow
         found: list[cst.Call] = []
-        seen: set[int] = set()
-        pending: list[cst.CSTNode] = [expr]
-        while pending:
-            node = pending.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            if isinstance(node, cst.Name):
-                for definition in flow.reaching(node):
-                    if definition.kind != "for" and definition.value is not None:
-                        pending.append(definition.value)
-                continue
-            if isinstance(node, cst.BinaryOperation) and isinstance(
-                node.operator, cst.Modulo | cst.FloorDivide
-            ):
-                continue  # wrapped or compressed lanes (``offs % n``, ``offs // PAGE``)
-            if isinstance(node, cst.Call):
-                short = flow.tl_short(node)
-                if short == "arange":
-                    found.append(node)
-                    continue
-                if short in _RANGE_RESTORING or flow.is_opaque(node):
-                    continue
-                access = self.kernel.access_for_call(node)
-                if access is not None:
-                    continue  # a loaded value (a gather index) is not these lanes
-            if isinstance(node, cst.Lambda):
-                continue
-            pending.extend(iter_children(node))
+
+        def descend(node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.BinaryOperation):
+                # wrapped or compressed lanes (``offs % n``, ``offs // PAGE``)
+                return not isinstance(node.operator, cst.Modulo | cst.FloorDivide)
+            if not isinstance(node, cst.Call):
+                return True
+            short = flow.tl_short(node)
+            if short == "arange":
+                found.append(node)
+                return False
+            # a loaded value (a gather index) is not these lanes
+            restored = short in _RANGE_RESTORING or flow.is_opaque(node)
+            return not restored and self.kernel.access_for_call(node) is None
+
+        flow.trace(expr, descend, loop_starts=False)
         return found
 
     def lane_key(self, arange: cst.Call) -> LaneKey:

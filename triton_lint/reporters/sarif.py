@@ -27,7 +27,7 @@ from triton_lint.reporters.common import (
 from triton_lint.reporters.statistics import count_by_code
 from triton_lint.rules import all_rules
 from triton_lint.rules.base import Rule
-from triton_lint.run import RunResult
+from triton_lint.run import RunResult, fork_note
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -202,6 +202,8 @@ def build_sarif(result: RunResult, root: Path | None = None) -> dict[str, Any]:
         notifications.append(_notification("warning", warning))
     for crash in result.crashes:
         notifications.append(_notification("error", crash))
+    if result.fork_files:
+        notifications.append(_notification("note", fork_note(result.fork_files)))
 
     invocation: dict[str, Any] = {"executionSuccessful": not result.crashes}
     if notifications:

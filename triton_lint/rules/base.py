@@ -32,6 +32,9 @@ class Rule:
     good: ClassVar[str]
     #: How reliable the rule is, for SARIF consumers: very-high, high, medium or low.
     precision: ClassVar[str] = "high"
+    #: The rule judges code against upstream Triton's API and code generator, so it does not
+    #: apply to code written for a vendor fork (see `fork-backends`).
+    upstream_only: ClassVar[bool] = False
 
     def check(self, module: ModuleModel) -> Iterator[Finding]:
         """Yield findings for one file; the default visits each kernel."""

@@ -34,6 +34,7 @@ class UnsupportedConstruct(Rule):
     name = "unsupported-construct"
     category = Category.CORRECTNESS
     severity = Severity.ERROR
+    upstream_only = True
     summary = "Python construct that Triton cannot compile inside a kernel"
     rationale = """\
 A `@triton.jit` function is not run by Python: Triton's code generator translates its syntax

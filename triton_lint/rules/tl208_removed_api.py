@@ -22,6 +22,7 @@ class RemovedApi(Rule):
     name = "removed-api"
     category = Category.CORRECTNESS
     severity = Severity.ERROR
+    upstream_only = True
     summary = "API that the target Triton version removed (error) or deprecated (warning)"
     rationale = """\
 Triton's kernel language changes between minor releases: block pointers (`tl.make_block_ptr`,

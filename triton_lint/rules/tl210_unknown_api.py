@@ -24,6 +24,7 @@ class UnknownApi(Rule):
     name = "unknown-api"
     category = Category.CORRECTNESS
     severity = Severity.ERROR
+    upstream_only = True
     summary = "`tl.*`, `tl.math.*` or `libdevice.*` name, or keyword argument, that does not exist"
     rationale = """\
 Model-written and ported kernels call functions Triton never had (`tl.relu`, `tl.async_copy`,
