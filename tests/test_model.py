@@ -182,6 +182,43 @@ def test_launch_sites_grids_and_values():
     assert sorted(s.value for s in kernel.value_sources("BLOCK")) == [32, 64]
 
 
+def test_launch_host_definitions_follow_single_assignments_and_unpacking():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        LO, HI = -1.0, 1.0
+        TABLE = {}
+
+        @triton.jit
+        def k(x_ptr, A: tl.constexpr, B: tl.constexpr):
+            pass
+
+        def launch(x, flag):
+            pair = TABLE.get(x.dtype)
+            a, b = pair
+            c, d = (1, 2)
+            e = 1
+            e = 2
+            if flag:
+                f = 3
+            k[(1,)](x, A=a, B=b)
+        """
+    )
+    site = model.kernels[0].launches[0]
+    code = {name: model.module.code_for_node(v) for name, v in site.host_definitions.items()}
+    assert code == {
+        "pair": "TABLE.get(x.dtype)",
+        "a": "pair",
+        "b": "pair",
+        "c": "1",
+        "d": "2",
+    }
+    assert {"x", "flag", "pair", "a", "e", "f"} <= site.host_locals
+    assert {"LO", "HI", "TABLE", "k", "launch", "triton", "tl"} <= model.module_names
+
+
 def test_constexpr_branches_are_recorded():
     model = model_of(
         """

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import libcst as cst
@@ -164,6 +164,13 @@ class LaunchSite:
     grid_dims: list[cst.BaseExpression] | None  # elements of the grid tuple, when resolvable
     args: list[cst.BaseExpression]
     keywords: dict[str, cst.BaseExpression]
+    #: Host names assigned exactly once, directly in the enclosing function body, to the
+    #: expression they come from (``a, b = rhs`` binds both ``a`` and ``b`` to ``rhs``, or to
+    #: the matching element of a tuple literal). Only for tracing where a value comes from,
+    #: not for evaluating it.
+    host_definitions: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    #: Every name local to the enclosing host functions (parameters and any binding).
+    host_locals: frozenset[str] = frozenset()
 
     def bound_arguments(self, kernel: Kernel) -> dict[str, cst.BaseExpression]:
         """Parameter name -> argument expression, positional and keyword."""
@@ -331,6 +338,8 @@ class ModuleModel:
         self.kernels_by_name: dict[str, Kernel] = {}
         self.launches: list[LaunchSite] = []
         self.globals: dict[str, Global] = {}
+        #: Every name bound by module-level code (assignments, unpacking, defs, classes, imports).
+        self.module_names: set[str] = set()
         self.global_constexprs: set[str] = set()
         self.imports: set[str] = set()
         self.functions: dict[str, cst.FunctionDef] = {}  # non-jit functions defined in the file
@@ -388,6 +397,8 @@ def _statements_mentioning_launches(model: ModuleModel) -> list[cst.CSTNode]:
 
 def _collect_top(model: ModuleModel, node: cst.CSTNode, top: cst.CSTNode) -> None:
     """Find kernels, globals and functions in module-level code (through if/try/class)."""
+    if isinstance(node, cst.FunctionDef | cst.ClassDef):
+        model.module_names.add(node.name.value)
     if isinstance(node, cst.FunctionDef):
         jit = _jit_decorator(model.aliases, node)
         if jit is not None:
@@ -438,7 +449,9 @@ def _collect_global(model: ModuleModel, small: cst.BaseSmallStatement) -> None:
         for alias in names:
             local = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
             model.imports.add(local)
+            model.module_names.add(local)
         return
+    model.module_names.update(_assigned_targets(small))
     targets: list[cst.BaseExpression] = []
     value: cst.BaseExpression | None = None
     annotation: cst.BaseExpression | None = None
@@ -810,6 +823,8 @@ class _LaunchFinder(cst.CSTVisitor):
         self.model = model
         self.top: cst.CSTNode = model.module
         self.scopes: list[dict[str, cst.BaseExpression]] = [{}]
+        self.definitions: list[dict[str, cst.BaseExpression]] = [{}]
+        self.locals: list[frozenset[str]] = [frozenset()]
         self.function_defs: list[dict[str, cst.FunctionDef]] = [{}]
         self.kernel_nodes = {id(k.node) for k in model.kernels}
 
@@ -818,12 +833,17 @@ class _LaunchFinder(cst.CSTVisitor):
             return False  # kernels launch nothing; skip their bodies
         self.function_defs[-1][node.name.value] = node
         self.scopes.append(dict(_simple_assignments(node)))
+        bindings = _function_bindings(node)
+        self.definitions.append(dict(_host_definitions(node, bindings)))
+        self.locals.append(self.locals[-1] | frozenset(bindings))
         self.function_defs.append({})
         return True
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         if id(original_node) not in self.kernel_nodes:
             self.scopes.pop()
+            self.definitions.pop()
+            self.locals.pop()
             self.function_defs.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -848,6 +868,8 @@ class _LaunchFinder(cst.CSTVisitor):
             grid_dims=self._grid_dims(grid),
             args=[a.value for a in node.args if a.keyword is None and not a.star],
             keywords={a.keyword.value: a.value for a in node.args if a.keyword is not None},
+            host_definitions=self.definitions[-1],
+            host_locals=self.locals[-1],
         )
         self.model.launches.append(site)
         self.model._host_values[id(node)] = dict(self.scopes[-1])
@@ -898,6 +920,136 @@ def _simple_assignments(
     for name, value in direct:
         if counts[name] == 1:  # reassigned (`grid = ...` per launch): depends on the launch
             yield name, value
+
+
+def _assigned_targets(small: cst.CSTNode) -> Iterator[str]:
+    """Names an assignment statement binds, through tuple and list unpacking."""
+    targets: list[cst.BaseExpression] = []
+    if isinstance(small, cst.Assign):
+        targets = [t.target for t in small.targets]
+    elif isinstance(small, cst.AnnAssign | cst.AugAssign):
+        targets = [small.target]
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name):
+            yield target.value
+        elif isinstance(target, cst.Tuple | cst.List):
+            targets.extend(el.value for el in target.elements)
+        elif isinstance(target, cst.StarredElement):
+            targets.append(target.value)
+
+
+class _BindingCounter(cst.CSTVisitor):
+    """Counts the bindings of each name in a function body (nested scopes are not entered)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def _bind(self, target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name):
+            self.counts[target.value] = self.counts.get(target.value, 0) + 1
+        elif isinstance(target, cst.Tuple | cst.List):
+            for element in target.elements:
+                self._bind(element.value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._bind(node.name)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self._bind(node.name)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:
+            self._bind(cst.Name(node.evaluated_name.split(".")[0]))
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self._bind(item.name)  # rebound elsewhere: never a single simple definition
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self._bind(item.name)
+
+
+def _function_bindings(node: cst.FunctionDef) -> dict[str, int]:
+    """How many times each name is bound in a host function, its parameters included."""
+    counter = _BindingCounter()
+    params = node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        counter._bind(param.name)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            counter._bind(star.name)
+    node.body.visit(counter)
+    return counter.counts
+
+
+def _host_definitions(
+    node: cst.FunctionDef, bindings: dict[str, int]
+) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """``name = value`` and ``a, b = value`` directly in a host function body, for names bound
+    nowhere else in the function (not parameters, not reassigned, not assigned in a block)."""
+    body = node.body
+    if not isinstance(body, cst.IndentedBlock):
+        return
+    for stmt in body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                target, value = small.target, small.value
+            else:
+                continue
+            for name, source in _unpack(target, value):
+                if bindings.get(name) == 1:
+                    yield name, source
+
+
+def _unpack(
+    target: cst.BaseExpression, value: cst.BaseExpression
+) -> Iterator[tuple[str, cst.BaseExpression]]:
+    if isinstance(target, cst.Name):
+        yield target.value, value
+    elif isinstance(target, cst.Tuple | cst.List):
+        elements = [el.value for el in target.elements]
+        if isinstance(value, cst.Tuple | cst.List) and len(value.elements) == len(elements):
+            pairs = [(el, v.value) for el, v in zip(elements, value.elements, strict=True)]
+        else:
+            pairs = [(el, value) for el in elements]
+        for element, source in pairs:
+            if isinstance(element, cst.StarredElement):
+                element = element.value
+            yield from _unpack(element, source)
 
 
 def _assigned_names(node: cst.CSTNode) -> Iterator[str]:

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Applicability, Category, Edit, Finding, Fix, Severity, Span
-from triton_lint.model.evaluate import UNKNOWN
-from triton_lint.model.kernel import Kernel, Param
+from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.usage import is_flag_like, is_per_call_size
 from triton_lint.rules.base import Rule
 
@@ -35,6 +35,15 @@ _LAUNCH_OPTIONS = {
     "sanitize_overflow",
     "allow_flush_denorm",
 }
+#: Largest/smallest finite values of the narrow types quantization kernels clamp to: float8
+#: e4m3fn (448), e4m3fnuz (240, or 224 as vLLM uses on ROCm), e5m2 (57344), fp4 e2m1 (6),
+#: int8 (127, -128), uint8 (255), float16 (65504), bfloat16 and float32.
+_DTYPE_LIMITS = {448.0, 240.0, 224.0, 57344.0, 6.0, 127.0, 128.0, 255.0, 65504.0}
+_DTYPE_LIMITS |= {3.3895313892515355e38, 3.4028234663852886e38}
+#: Host calls whose result depends only on a dtype.
+_DTYPE_CALLS = {"finfo", "iinfo"}
+#: Host calls that compute their result from their arguments alone (``table.get(key)``).
+_PURE_CALLS = {"float", "int", "abs", "min", "max", "round", "get"}
 
 
 class NeedlessConstexpr(Rule):
@@ -54,11 +63,17 @@ compile time when it (or local arithmetic on it) is a `tl.arange` bound or tenso
 `dtype=`, `num_stages=`, `eviction_policy=`, `axis=`, a constexpr parameter of a called jit
 function, or a `tl.static_assert` operand. Parameters set by `@triton.autotune` configs or
 `@triton.heuristics`, boolean switches and parameters every launch in the file passes as a
-literal take a small fixed set of values and are left alone. Only parameters whose values
-change from call to call are reported (per-call sizes such as rows, tokens, batch or
-`n_elements`, and float hyperparameters such as `eps` or a scale), plus constexprs that are
-never used at all: model dimensions and strides used as runtime values are left alone,
-because constant-folding them is worth the one compilation per model shape."""
+literal take a small fixed set of values and are left alone. So are dtype-derived constants,
+which change only with a dtype that recompiles the kernel anyway: values every launch in the
+file computes from dtype information or module-level constants alone
+(`torch.finfo(x.dtype).max`, a table indexed by a dtype, `224.0 if use_fnuz else 448.0` with
+`use_fnuz` also passed as a constexpr) and, when no launch in the file passes one, a
+`*_MAX`/`*_MIN` parameter whose float default is a narrow type's limit (`448.0` for float8
+e4m3, `127.0` for int8). Only parameters whose values change from call to call are reported
+(per-call sizes such as rows, tokens, batch or `n_elements`, and float hyperparameters such as
+`eps` or a scale), plus constexprs that are never used at all: model dimensions and strides
+used as runtime values are left alone, because constant-folding them is worth the one
+compilation per model shape."""
     fix = """\
 Drop the `: tl.constexpr` annotation so the value is passed at run time (Triton still
 specializes integers equal to 1 and multiples of 16, so there is no loss for sizes). The fix
@@ -117,6 +132,8 @@ def rms_norm(
                 continue  # a launch option, fixed per call site
             if _fixed_values(kernel, param) or is_flag_like(param):
                 continue
+            if _dtype_constant(kernel, param):
+                continue  # changes only with a dtype, which recompiles the kernel anyway
             used = usage.reads(param.name)
             if used and not _varies_per_call(kernel, param):
                 continue  # a model dimension or stride: constant folding pays for one compile
@@ -168,3 +185,116 @@ def _varies_per_call(kernel: Kernel, param: Param) -> bool:
         isinstance(s.value, float) or isinstance(s.node, cst.Float)
         for s in kernel.value_sources(param.name)
     )
+
+
+_CONST, _DTYPE, _OTHER = 0, 1, 2
+
+
+def _dtype_constant(kernel: Kernel, param: Param) -> bool:
+    """Every launch in the file passes a value derived from dtype information or module-level
+    constants; with no launch passing it, a range-bound name whose default is a dtype limit."""
+    passing = [site for site in kernel.launches if param.name in site.bound_arguments(kernel)]
+    if passing:
+        return all(
+            _HostOrigin(kernel, site, param.name).of_argument() <= _DTYPE for site in passing
+        )
+    if param.default is None or not re.search("max|min", param.name, re.IGNORECASE):
+        return False
+    value = evaluate(param.default)
+    return isinstance(value, float) and abs(value) in _DTYPE_LIMITS
+
+
+class _HostOrigin:
+    """What a launch argument is computed from: constants (literals, module-level names), dtype
+    information, or anything else (parameters, shapes, unknown calls), following the host
+    function's single assignments."""
+
+    def __init__(self, kernel: Kernel, site: LaunchSite, param: str) -> None:
+        self.kernel = kernel
+        self.site = site
+        self.bound = site.bound_arguments(kernel)
+        self.argument = self.bound[param]
+        # Arguments of the other constexpr parameters: a value chosen by one of them adds no
+        # compilation of its own.
+        module = kernel.module.module
+        self.flags = {
+            module.code_for_node(expr)
+            for name, expr in self.bound.items()
+            if name != param and kernel.params_by_name[name].is_constexpr
+        }
+        self.visiting: set[str] = set()
+
+    def of_argument(self) -> int:
+        return self.of(self.argument)
+
+    def of(self, node: cst.CSTNode) -> int:
+        if isinstance(node, cst.Integer | cst.Float | cst.Imaginary | cst.SimpleString):
+            return _CONST
+        if isinstance(node, cst.Name):
+            return self._name(node.value)
+        if isinstance(node, cst.Attribute):
+            return _DTYPE if node.attr.value == "dtype" else self.of(node.value)
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        if isinstance(node, cst.Subscript):
+            parts = [self.of(node.value)]
+            for element in node.slice:
+                index = element.slice
+                if isinstance(index, cst.Index):
+                    parts.append(self.of(index.value))
+                else:
+                    parts.extend(self.of(p) for p in (index.lower, index.upper, index.step) if p)
+            return max(parts)
+        if isinstance(node, cst.IfExp):
+            return max(self._test(node.test), self.of(node.body), self.of(node.orelse))
+        if isinstance(node, cst.UnaryOperation):
+            return self.of(node.expression)
+        if isinstance(node, cst.BinaryOperation | cst.BooleanOperation):
+            return max(self.of(node.left), self.of(node.right))
+        if isinstance(node, cst.Comparison):
+            return max([self.of(node.left), *(self.of(c.comparator) for c in node.comparisons)])
+        if isinstance(node, cst.Tuple | cst.List):
+            return max([_CONST, *(self.of(el.value) for el in node.elements)])
+        return _OTHER
+
+    def _name(self, name: str) -> int:
+        if name in ("True", "False", "None"):
+            return _CONST
+        site = self.site
+        if name in site.host_definitions:
+            if name in self.visiting:
+                return _OTHER
+            self.visiting.add(name)
+            found = self.of(site.host_definitions[name])
+            self.visiting.discard(name)
+            return found
+        if name in site.host_locals:
+            # A parameter or reassigned local: only its name can tell it holds a dtype.
+            return _DTYPE if name.lower().endswith("dtype") else _OTHER
+        if name in self.kernel.module.module_names:
+            return _CONST  # a module-level constant: one value per process
+        return _OTHER
+
+    def _call(self, node: cst.Call) -> int:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            callee = func.attr.value
+        elif isinstance(func, cst.Name):
+            callee = func.value
+        else:
+            return _OTHER
+        if callee in _DTYPE_CALLS or callee.lower().endswith("dtype"):
+            return _DTYPE  # torch.finfo(x.dtype), current_platform.fp8_dtype()
+        if callee not in _PURE_CALLS:
+            return _OTHER
+        parts = [self.of(arg.value) for arg in node.args]
+        if isinstance(func, cst.Attribute):
+            parts.append(self.of(func.value))  # the table of `table.get(key)`
+        return max([_CONST, *parts])
+
+    def _test(self, test: cst.BaseExpression) -> int:
+        """A condition on a flag passed as a constexpr at the same launch counts as a dtype."""
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+        code = self.kernel.module.module.code_for_node(test)
+        return _DTYPE if code in self.flags else self.of(test)
