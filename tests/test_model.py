@@ -259,3 +259,78 @@ def test_positions_are_absolute_lines_and_one_based_columns():
     kernel = model.kernels[0]
     span = kernel.span(kernel.accesses[0].call)
     assert (span.line, span.column, span.end_line, span.end_column) == (11, 5, 11, 19)
+
+
+def test_lane_layouts_follow_2d_transposes():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(p, q, n, B: tl.constexpr):
+            o = tl.arange(0, B)
+            w = tl.load(p + o[:, None] * B + o[None, :], mask=o[:, None] < n)
+            v = tl.load(q + o)
+            t = w.T
+            tl.sum(w, axis=0)
+            tl.sum(w.T, axis=0)
+            tl.sum(tl.trans(w), axis=0)
+            tl.sum(tl.trans(w, 1, 0), axis=0)
+            tl.sum(tl.trans(w, (0, 1)), axis=0)
+            tl.sum(w.trans(), axis=0)
+            tl.sum(w.permute(1, 0), axis=0)
+            tl.sum(tl.permute(w, (1, 0)), axis=0)
+            tl.sum(tl.permute(w, dims=(1, 0)), axis=0)
+            tl.sum(t.T * 2.0, axis=0)
+            tl.sum(tl.permute(w, (0, 2, 1)), axis=0)
+            tl.sum(w + t, axis=0)
+            tl.sum(v.T, axis=0)
+        """
+    )
+    kernel = model.kernels[0]
+    flow = kernel.dataflow
+    (load,) = [a for a in kernel.accesses if a.mask is not None]
+    layouts = [
+        set(flow.lane_layouts(r.operands[0]).get(id(load.call), ())) for r in flow.reductions()
+    ]
+    same, swapped = {"same"}, {"swapped"}
+    assert layouts == [
+        same,
+        swapped,
+        swapped,
+        swapped,
+        same,
+        swapped,
+        swapped,
+        swapped,
+        swapped,
+        same,
+        {"unknown"},
+        {"same", "swapped"},
+        set(),
+    ]
+    assert flow.mask_axes(load.mask) == {0}
+    assert flow.mask_axes(load.mask, "swapped") == {1}
+    assert flow.mask_axes(load.mask, "unknown") is None
+
+
+def test_loop_target_kills_earlier_definitions_in_its_body():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(p, n, B: tl.constexpr):
+            off = tl.arange(0, B)[:, None]
+            for off in range(0, n, B):
+                tl.store(p + off, 1.0)
+            tl.store(p + off, 2.0)
+        """
+    )
+    kernel = model.kernels[0]
+    flow = kernel.dataflow
+    inside, after = [a.pointer.right for a in kernel.accesses]
+    assert [d.kind for d in flow.reaching(inside)] == ["for"]
+    assert sorted(d.kind for d in flow.reaching(after)) == ["assign", "for"]

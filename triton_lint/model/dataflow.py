@@ -13,6 +13,9 @@ flags (a flow-insensitive union) cannot:
   is what decides whether a reduction over ``expr`` is correct;
 * `reductions()`: the reductions (``tl.sum/max/min/argmax/argmin/cumsum/reduce/dot``) in the
   kernel with their operands and axis;
+* `lane_layouts(expr)`: for each masked load feeding ``expr``, whether its 2-D axes reach
+  ``expr`` as loaded or swapped by a transpose (``.T``, ``tl.trans``, ``tl.permute(x, (1, 0))``),
+  which is what `mask_axes(mask, layout)` needs to say where its masked-off lanes sit;
 * `pid_axes(expr)`, `kernel_pid_axes()`, `in_loop(node)`, `mask_axes(mask)`.
 """
 
@@ -102,6 +105,8 @@ class DataFlow:
         self._context: dict[int, Context] = {}
         self._lanes: dict[int, dict[int, frozenset[str]]] = {}
         self._lanes_busy: set[int] = set()
+        self._layouts: dict[int, dict[int, frozenset[str]]] = {}
+        self._layouts_busy: set[int] = set()
         self._fill_override: dict[int, str] = {}
         self._visiting_helpers = False
         self._bounded_aranges: set[int] | None = None
@@ -228,8 +233,8 @@ class DataFlow:
     def _dominates(self, definition: Definition, use_ctx: Context) -> bool:
         """A definition outside branches/loops the use is not in always runs before it."""
         ctx = self.context(self._def_anchor(definition))
-        if isinstance(definition.node, cst.For):
-            return False  # the loop may not run
+        if isinstance(definition.node, cst.For) and id(definition.node) not in use_ctx.loops:
+            return False  # the loop may not run; in its body, the target is always assigned
         arms_ok = ctx.arms == use_ctx.arms[: len(ctx.arms)]
         loops_ok = ctx.loops == use_ctx.loops[: len(ctx.loops)]
         return arms_ok and loops_ok
@@ -459,8 +464,23 @@ class DataFlow:
         return found
 
     # -- masks -------------------------------------------------------------------------
-    def mask_axes(self, mask: cst.BaseExpression) -> set[int] | None:
-        """Axes a 2-D mask constrains (``offs[:, None] < m`` -> {0}); None if unknown."""
+    def mask_axes(self, mask: cst.BaseExpression, layout: str = "same") -> set[int] | None:
+        """Axes a 2-D mask constrains (``offs[:, None] < m`` -> {0}); None if unknown.
+
+        ``layout`` is how the masked value reaches the use (see `lane_layouts`): ``"swapped"``
+        maps the axes through a 2-D transpose (``w.T`` of a tile masked along axis 0 is masked
+        along axis 1); ``"unknown"``, or a transpose of a mask of unknown rank, gives None.
+        """
+        if layout == "unknown":
+            return None
+        axes = self._mask_axes(mask)
+        if layout != "swapped" or axes is None:
+            return axes
+        if not self._mask_axes(mask, fallback=False):
+            return None  # a mask of 1-D lanes: its rank, so where a transpose puts it, is unknown
+        return {1 - axis for axis in axes}
+
+    def _mask_axes(self, mask: cst.BaseExpression, fallback: bool = True) -> set[int] | None:
         axes: set[int] = set()
         saw_lanes = False
         for node in self.closure(mask):
@@ -475,7 +495,7 @@ class DataFlow:
             elif isinstance(node, cst.Call) and self.tl_short(node) == "arange":
                 saw_lanes = True
         if not axes:
-            return {0} if saw_lanes else None
+            return {0} if saw_lanes and fallback else None
         return axes
 
     def is_tail_mask(self, mask: cst.BaseExpression) -> bool:
@@ -692,6 +712,75 @@ class DataFlow:
         for arg in args[1:]:
             merged = _join(merged, self.masked_lanes(arg))
         return _map(merged, _OPAQUE)
+
+    # -- lane layouts ------------------------------------------------------------------
+    def lane_layouts(self, expr: cst.BaseExpression) -> dict[int, frozenset[str]]:
+        """id(masked load call) -> how its 2-D axes reach ``expr``: ``"same"`` (as loaded),
+        ``"swapped"`` (through an odd number of 2-D transposes: ``x.T``, ``tl.trans(x)``,
+        ``x.trans()``, ``tl.trans(x, 1, 0)``, ``tl.permute(x, (1, 0))``) or ``"unknown"`` (another
+        permutation). Follows the same paths as `masked_lanes`, over-approximating."""
+        key = id(expr)
+        if key in self._layouts:
+            return self._layouts[key]
+        if key in self._layouts_busy:
+            return {}
+        self._layouts_busy.add(key)
+        try:
+            result = self._layouts_of(expr)
+        finally:
+            self._layouts_busy.discard(key)
+        self._layouts[key] = result
+        return result
+
+    def _layouts_of(self, node: cst.BaseExpression) -> dict[int, frozenset[str]]:
+        if isinstance(node, cst.Name):
+            merged: dict[int, frozenset[str]] = {}
+            for definition in self.reaching(node):
+                if definition.value is None or definition.kind == "for":
+                    continue
+                merged = _join(merged, self.lane_layouts(definition.value))
+                if definition.kind == "augassign" and isinstance(definition.node, cst.AugAssign):
+                    merged = _join(merged, self.lane_layouts(definition.node.target))
+            return merged
+        if isinstance(node, cst.Call):
+            return self._call_layouts(node)
+        if isinstance(node, cst.BinaryOperation):
+            return _join(self.lane_layouts(node.left), self.lane_layouts(node.right))
+        if isinstance(node, cst.UnaryOperation):
+            return self.lane_layouts(node.expression)
+        if isinstance(node, cst.Subscript):
+            return self.lane_layouts(node.value)
+        if isinstance(node, cst.IfExp):
+            return _join(self.lane_layouts(node.body), self.lane_layouts(node.orelse))
+        if isinstance(node, cst.Attribute) and node.attr.value == "T":
+            return _permute_layouts(self.lane_layouts(node.value), "swapped")
+        return {}
+
+    def _call_layouts(self, call: cst.Call) -> dict[int, frozenset[str]]:
+        access = self.kernel.access_for_call(call)
+        if access is not None:
+            if access.kind != "load" or access.mask is None or access.via_descriptor:
+                return {}
+            return {id(call): frozenset({"same"})}
+        short = self.tl_short(call)
+        args = [a.value for a in call.args if a.keyword is None]
+        if isinstance(call.func, cst.Attribute) and short is None:
+            method = call.func.attr.value
+            receiver = self.lane_layouts(call.func.value)
+            if method in ("trans", "permute"):
+                return _permute_layouts(receiver, _transpose(call, args, method))
+            if method in REDUCTIONS:
+                return {}
+            return receiver
+        if short in REDUCTIONS or short in ("load", "program_id", "arange", "zeros", "full"):
+            return {}
+        if short in ("trans", "permute") and args:
+            first = self.lane_layouts(args[0])
+            return _permute_layouts(first, _transpose(call, args[1:], short))
+        merged: dict[int, frozenset[str]] = {}
+        for arg in args:
+            merged = _join(merged, self.lane_layouts(arg))
+        return merged
 
     def where_fill(self, expr: cst.BaseExpression) -> str | None:
         """If ``expr`` is ``tl.where(lane_mask, x, fill)``, the class of ``fill``."""
@@ -1122,6 +1211,37 @@ def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     return None
+
+
+def _transpose(call: cst.Call, dims: list[cst.BaseExpression], op: str) -> str:
+    """The layout change of ``tl.trans``/``tl.permute`` (or the methods) given the dims after
+    the tensor: ``"swapped"`` for (1, 0) and for ``trans`` without dims, ``"same"`` for
+    (0, 1), ``"unknown"`` otherwise."""
+    given = _kwarg(call, "dims")
+    if given is None and len(dims) == 1:
+        given = dims[0]
+    if given is not None:
+        value = evaluate(given)
+    elif dims:
+        value = [evaluate(d) for d in dims]
+    else:
+        return "swapped" if op == "trans" else "unknown"
+    if value in ([1, 0], (1, 0)):
+        return "swapped"
+    if value in ([0, 1], (0, 1)):
+        return "same"
+    return "unknown"
+
+
+def _permute_layouts(lanes: dict[int, frozenset[str]], change: str) -> dict[int, frozenset[str]]:
+    """Compose a layout change onto every load's layouts."""
+    if change == "same":
+        return lanes
+    flip = {"same": "swapped", "swapped": "same", "unknown": "unknown"}
+    return {
+        load: frozenset(flip[v] if change == "swapped" else "unknown" for v in values)
+        for load, values in lanes.items()
+    }
 
 
 def _axis_value(node: cst.BaseExpression | None) -> Any:

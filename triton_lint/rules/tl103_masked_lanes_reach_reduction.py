@@ -43,7 +43,8 @@ arithmetic in between: `x - mean` turns a 0 fill into `-mean`, `x * x` turns a `
 `+inf`, `exp` turns a 0 fill into 1. The result is a wrong norm, softmax or loss only for
 sizes that are not a multiple of the block. Lanes masked only along an axis the reduction keeps
 (rows of a row-wise sum, the M/N edges of a `tl.dot`) are not reported: they are discarded by
-the masked store."""
+the masked store. Axes follow 2-D transposes (`w.T`, `tl.trans(w)`, `tl.permute(w, (1, 0))`):
+an [N, K] tile masked along N is fine as the right operand `w.T`, one masked along K is not."""
     fix = """\
 Give the load the neutral `other=` of the reduction it feeds (`other=0.0` before `tl.sum` or
 `tl.dot`, `other=-float("inf")` before `tl.max`, `other=float("inf")` before `tl.min`), or
@@ -144,9 +145,18 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
             )
             if reverse is None and kernel.dataflow.is_tail_mask(access.mask):
                 return False  # a forward scan never carries tail lanes into valid ones
-        axes = kernel.dataflow.mask_axes(access.mask)
-        if axes is None:
-            return True
+        # where the masked lanes sit in the operand: a transpose on the way (`w.T`,
+        # `tl.trans(w)`) moves a mask along axis 0 of the load to axis 1 of the operand
+        layouts = kernel.dataflow.lane_layouts(reduction.operands[index]).get(id(access.call))
+        for layout in sorted(layouts or {"same"}):
+            axes = kernel.dataflow.mask_axes(access.mask, layout)
+            if axes is None or self._combines(reduction, index, axes):
+                return True
+        return False
+
+    @staticmethod
+    def _combines(reduction: Reduction, index: int, axes: set[int]) -> bool:
+        """The reduction combines lanes along one of ``axes`` of its operand ``index``."""
         if reduction.kind == "dot":
             return (1 if index == 0 else 0) in axes  # the K axis of a @ b
         if isinstance(reduction.axis, int):
