@@ -326,11 +326,12 @@ def write_report(
             "before; every false-positive pattern they found was fixed, with a regression fixture",
             "(`status` = `fixed`). Rounds 1-3 cover the dataflow rules; the compile-time and",
             "tuning rules were triaged separately: see",
-            "[corpus-compile-rules.md](corpus-compile-rules.md). Round 4 measures what ships,",
-            "over every default-on rule: a uniform random sample of error/warning findings",
-            "(`--uniform 100 --exclude TL101,TL102 --seed 4`), so each rule appears in proportion",
-            "to its volume, plus round 4c, every TL101/TL102 finding of the final linter (their",
-            "evidence requirement was rebuilt in this round, so all of them were read).",
+            "[corpus-compile-rules.md](corpus-compile-rules.md). Rounds 4 and 5 measure what",
+            "ships, over every default-on rule: uniform random samples of error/warning findings,",
+            "so each rule appears in proportion to its volume. Round 4 also read every TL101/TL102",
+            "finding (4c: their evidence requirement was rebuilt in that round); its false",
+            "positives and vendor-fork findings were then fixed, and round 5 was drawn from the",
+            "final linter (findings read in an earlier round keep their verdict).",
             "`no longer reported` marks an open finding a later fix removed.",
             "",
         ]
@@ -394,6 +395,14 @@ def _wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - spread), min(1.0, centre + spread)
 
 
+#: Rounds drawn uniformly from every default-on rule's error/warning findings (so each rule
+#: counts by its volume), with how they were drawn, and the census read beside each.
+UNIFORM_ROUNDS = {
+    "4": ("`--uniform 100 --exclude TL101,TL102 --seed 4`, before the round-4 fixes", "4c"),
+    "5": ("`--uniform 100 --seed 5`, from the final linter", None),
+}
+
+
 def _uniform_section(
     triage: list[dict],
     results: list[dict],
@@ -401,61 +410,75 @@ def _uniform_section(
     found_by_rule: Counter,
     current: set,
 ) -> list[str]:
-    """Round 4: the uniform sample's precision (by volume), its rules, and the TL101/TL102
-    census, combined into one estimate of the shipped precision."""
-    uniform = [row for row in triage if row["round"] == "4"]
-    census = [row for row in triage if row["round"] == "4c"]
-    if not uniform:
-        return []
-    counts = Counter(row["verdict"] for row in uniform)
-    n = len(uniform)
-    low, high = _wilson(counts["TP"], n)
-    low_ok, high_ok = _wilson(counts["TP"] + counts["debatable"], n)
-    lines = [
-        "",
-        f"### Round 4: what ships ({n} findings drawn uniformly)",
-        "",
-        f"- **{100.0 * counts['TP'] / n:.0f}% true positives** (95% interval "
-        f"{100 * low:.0f}-{100 * high:.0f}%), {100.0 * counts['FP'] / n:.0f}% false positives, "
-        f"{100.0 * counts['debatable'] / n:.0f}% debatable; "
-        f"{100.0 * (counts['TP'] + counts['debatable']) / n:.0f}% are not false positives "
-        f"({100 * low_ok:.0f}-{100 * high_ok:.0f}%).",
-        "",
-        "| code | sampled | TP | debatable | FP | findings in run |",
-        "|---|---|---|---|---|---|",
-    ]
-    per_code: dict[str, Counter] = defaultdict(Counter)
-    for row in uniform + census:
-        per_code[row["code"]][row["verdict"]] += 1
-    for code in sorted(per_code):
-        c = per_code[code]
-        lines.append(
-            f"| {code} | {sum(c.values())} | {c['TP']} | {c['debatable']} | {c['FP']} "
-            f"| {found_by_rule.get(code, 0)} |"
-        )
-    if census:
-        still = [r for r in census if (r["path"], int(r["line"]), r["code"]) in current]
-        volume = found_by_rule.get("TL101", 0) + found_by_rule.get("TL102", 0)
-        c = Counter(row["verdict"] for row in still)
-        pool = sum(
-            1
-            for item in results
-            for f in item["findings"]
-            if f["severity"] in ("error", "warning")
-            and f["code"] not in ("TL101", "TL102")
-            and _default_on(f["code"])
-        )
-        if still and pool:
-            tp = (counts["TP"] / n) * pool + (c["TP"] / len(still)) * volume
-            lines += [
-                "",
-                f"TL101/TL102 census: {len(still)} of the {volume} findings in this run read: "
-                f"{c['TP']} TP, {c['debatable']} debatable, {c['FP']} FP. Weighting the uniform "
-                f"sample by its pool ({pool} error/warning findings of the other default-on "
-                f"rules) and the census by its volume: **{100.0 * tp / (pool + volume):.0f}% "
-                "true positives** over everything that ships.",
-            ]
+    """The uniform rounds: precision by volume with a 95% interval, per rule, and (round 4)
+    the TL101/TL102 census combined with it."""
+    lines: list[str] = []
+    for label, (how, census_label) in UNIFORM_ROUNDS.items():
+        uniform = [row for row in triage if row["round"] == label]
+        census = [row for row in triage if row["round"] == census_label]
+        if not uniform:
+            continue
+        counts = Counter(row["verdict"] for row in uniform)
+        n = len(uniform)
+        low, high = _wilson(counts["TP"], n)
+        low_ok, high_ok = _wilson(counts["TP"] + counts["debatable"], n)
+        lines += [
+            "",
+            f"### Round {label}: {n} findings drawn uniformly ({how})",
+            "",
+            f"- **{100.0 * counts['TP'] / n:.0f}% true positives** (95% interval "
+            f"{100 * low:.0f}-{100 * high:.0f}%), {100.0 * counts['FP'] / n:.0f}% false "
+            f"positives, {100.0 * counts['debatable'] / n:.0f}% debatable; "
+            f"{100.0 * (counts['TP'] + counts['debatable']) / n:.0f}% are not false positives "
+            f"({100 * low_ok:.0f}-{100 * high_ok:.0f}%).",
+            "",
+            "| code | sampled | TP | debatable | FP | findings in this run |",
+            "|---|---|---|---|---|---|",
+        ]
+        per_code: dict[str, Counter] = defaultdict(Counter)
+        for row in uniform + census:
+            per_code[row["code"]][row["verdict"]] += 1
+        for code in sorted(per_code):
+            c = per_code[code]
+            lines.append(
+                f"| {code} | {sum(c.values())} | {c['TP']} | {c['debatable']} | {c['FP']} "
+                f"| {found_by_rule.get(code, 0)} |"
+            )
+        if census:
+            lines += _census_lines(census, counts, n, results, found_by_rule, current)
     return lines
+
+
+def _census_lines(
+    census: list[dict],
+    counts: Counter,
+    n: int,
+    results: list[dict],
+    found_by_rule: Counter,
+    current: set,
+) -> list[str]:
+    """The TL101/TL102 census, weighted with the uniform sample of the other rules."""
+    still = [r for r in census if (r["path"], int(r["line"]), r["code"]) in current]
+    volume = found_by_rule.get("TL101", 0) + found_by_rule.get("TL102", 0)
+    c = Counter(row["verdict"] for row in still)
+    pool = sum(
+        1
+        for item in results
+        for f in item["findings"]
+        if f["severity"] in ("error", "warning")
+        and f["code"] not in ("TL101", "TL102")
+        and _default_on(f["code"])
+    )
+    if not (still and pool):
+        return []
+    tp = (counts["TP"] / n) * pool + (c["TP"] / len(still)) * volume
+    return [
+        "",
+        f"TL101/TL102 census (round 4c): {len(still)} of the {volume} findings in this run "
+        f"read: {c['TP']} TP, {c['debatable']} debatable, {c['FP']} FP. Weighted with the "
+        f"uniform sample of the other rules: {100.0 * tp / (pool + volume):.0f}% true "
+        "positives.",
+    ]
 
 
 def _default_on(code: str) -> bool:
