@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from triton_lint.model.evaluate import UNKNOWN, evaluate
-from triton_lint.model.lane_bounds import LaneBounds
 from triton_lint.model.names import TL, dotted_name
 from triton_lint.model.provenance import Prov, is_wide_dtype
 from triton_lint.model.tree import iter_children
 
 if TYPE_CHECKING:
     from triton_lint.model.kernel import Definition, Kernel, MemoryAccess
+    from triton_lint.model.lane_bounds import LaneBounds
 
 #: Masked-off lane values. ``undef``: a masked load without ``other=``; ``absmin``: 0 where
 #: every real lane is >= 0 (so 0 is neutral for max too); ``shifted``: a non-neutral finite
@@ -831,6 +831,8 @@ class DataFlow:
     def lane_bounds(self) -> LaneBounds:
         """Evidence that lanes can run past the end of a tensor (see `lane_bounds`)."""
         if self._lane_bounds is None:
+            from triton_lint.model.lane_bounds import LaneBounds  # it reads this module
+
             self._lane_bounds = LaneBounds(self)
         return self._lane_bounds
 

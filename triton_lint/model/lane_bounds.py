@@ -25,32 +25,19 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from triton_lint.model.dataflow import REDUCTIONS
+
 if TYPE_CHECKING:
     from triton_lint.model.dataflow import DataFlow
     from triton_lint.model.kernel import MemoryAccess
 
 _SPACE = re.compile(r"\s+")
 _CASTS = {"to", "cast"}
-#: Calls whose result can be back in range whatever the lanes were.
-_RANGE_RESTORING = {
-    "minimum",
-    "maximum",
-    "clamp",
-    "where",
-    "sum",
-    "max",
-    "min",
-    "argmax",
-    "argmin",
-    "reduce",
-    "xor_sum",
-    "cumsum",
-    "cumprod",
-    "associative_scan",
-    "sort",
-    "histogram",
-    "gather",
-}
+#: Calls whose result can be back in range whatever the lanes were: clamps, selections and
+#: every reduction.
+_RANGE_RESTORING = {"minimum", "maximum", "clamp", "where", "sort", "histogram", "gather"} | set(
+    REDUCTIONS
+)
 
 #: A lane dimension: the ``tl.arange`` extent and the offsets added to it.
 LaneKey = tuple[str, tuple[str, ...]]
