@@ -294,7 +294,8 @@ def write_report(
         f"Skipped: {skipped['vendored']} vendored files, {skipped['duplicate']} duplicates. "
         f"{sum(1 for item in results if item.get('fork'))} files sit in vendor-fork backend "
         "directories (`fork-backends`: Ascend, Kunlunxin, Cambricon, ...), where the rules that "
-        "judge code against upstream Triton (TL204, TL208, TL210) are skipped, as the CLI does.",
+        "judge code against upstream Triton (TL201, TL204, TL208, TL209, TL210) are skipped, as "
+        "the CLI does.",
         f"Time: {seconds:.1f} s wall on {jobs} worker processes.",
         "",
         "## Findings per rule",

@@ -29,7 +29,8 @@ def _fork_note(rule: Rule) -> str:
     if not rule.upstream_only:
         return ""
     return (
-        "\n\nThe rule judges code against upstream Triton, so it skips files under vendor-fork "
+        "\n\nThe rule judges code against upstream Triton (its API, code generator and the "
+        "CUDA/HIP launch limits), so it skips files under vendor-fork "
         "backend directories (`fork-backends` in the configuration: `_ascend`, `_kunlunxin`, "
         "`triton_ascend`, ...), which are written for a vendor's Triton fork."
     )

@@ -180,12 +180,12 @@ def fork_note(count: int) -> str:
 
 
 def is_fork_backend(relative: str, backends: tuple[str, ...]) -> bool:
-    """A directory of the path (relative to the configuration root) names a vendor backend
-    that ships its own Triton fork: ``backend/_ascend/``, ``backends/triton_ascend/``."""
+    """A directory or the file name of the path (relative to the configuration root) names a
+    vendor backend that ships its own Triton fork: ``backend/_ascend/``, ``triton_ascend.py``."""
     if not backends:
         return False
     wanted = set(backends)
-    for part in relative.split("/")[:-1]:
+    for part in relative.removesuffix(".py").split("/"):
         if wanted & set(filter(None, re.split(r"[_\-]+", part.lower()))):
             return True
     return False

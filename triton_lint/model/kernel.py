@@ -848,7 +848,7 @@ class _LaunchFinder(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Subscript) or len(func.slice) != 1:
+        if not isinstance(func, cst.Subscript) or not func.slice:
             return
         name = dotted_name(func.value)
         if name is None:
@@ -856,10 +856,9 @@ class _LaunchFinder(cst.CSTVisitor):
         short = name.rsplit(".", 1)[-1]
         if short not in self.model.kernels_by_name:
             return
-        slice_value = func.slice[0].slice
-        if not isinstance(slice_value, cst.Index):
+        if not all(isinstance(element.slice, cst.Index) for element in func.slice):
             return
-        grid = slice_value.value
+        grid = _grid_expression(func)
         site = LaunchSite(
             kernel_name=short,
             call=node,
@@ -892,6 +891,15 @@ class _LaunchFinder(cst.CSTVisitor):
         if isinstance(grid, cst.Tuple | cst.List):
             return [el.value for el in grid.elements]
         return None
+
+
+def _grid_expression(func: cst.Subscript) -> cst.BaseExpression:
+    """The grid of ``kernel[grid](...)``; ``kernel[M, N](...)`` and ``kernel[M,](...)`` are a
+    tuple grid written without parentheses."""
+    elements = [element.slice.value for element in func.slice]  # type: ignore[union-attr]
+    if len(func.slice) == 1 and func.slice[0].comma is cst.MaybeSentinel.DEFAULT:
+        return elements[0]
+    return cst.Tuple([cst.Element(value) for value in elements])
 
 
 def _simple_assignments(

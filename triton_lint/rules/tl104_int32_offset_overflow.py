@@ -8,7 +8,7 @@ import libcst as cst
 
 from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
 from triton_lint.model.kernel import Kernel
-from triton_lint.model.names import dotted_name
+from triton_lint.model.names import TL, dotted_name
 from triton_lint.model.provenance import Prov
 from triton_lint.rules.base import Rule
 
@@ -121,6 +121,10 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
                 continue  # `offs % D` is below D: a coordinate inside one dimension
             if kernel.dataflow.is_quotient_by(index, size):
                 continue  # `(x // n) * n` never exceeds x (a divmod reconstruction)
+            if _launch_constant(kernel, size):
+                continue  # every launch passes a constant (a unit stride): like a constexpr
+            if _is_float(kernel, index) or _is_float(kernel, size):
+                continue  # `(oh + 0.5) * scale`: float arithmetic, not an int32 offset
             sources = kernel.dataflow.index_sources(index)
             if not sources:
                 continue
@@ -155,6 +159,51 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
         message += f"; widen the index at its source: `{example}`"
         fix = Fix(Applicability.UNSAFE, "Widen the index to int64 at its source", tuple(edits))
         return self.finding(kernel, node, message, fix=fix)
+
+
+def _launch_constant(kernel: Kernel, size: cst.BaseExpression) -> bool:
+    """``size`` is a parameter every launch in this file passes as an integer constant."""
+    if not isinstance(size, cst.Name) or size.value not in kernel.params_by_name:
+        return False
+    launches = [s for s in kernel.value_sources(size.value) if s.origin == "launch"]
+    return bool(launches) and all(
+        isinstance(s.value, int) and not isinstance(s.value, bool) for s in launches
+    )
+
+
+def _is_float(kernel: Kernel, expr: cst.BaseExpression) -> bool:
+    """``expr`` is computed in floating point: a float literal or a cast to a float dtype
+    reaches it (not through a cast back to an integer type)."""
+    flow = kernel.dataflow
+    found = False
+
+    def descend(node: cst.CSTNode) -> bool:
+        nonlocal found
+        if isinstance(node, cst.Float):
+            found = True
+        dtype = _cast_dtype(kernel, node)
+        if dtype is not None:
+            found = found or dtype.startswith(("float", "bfloat"))
+            return False
+        return not found
+
+    flow.trace(expr, descend, loop_starts=False)
+    return found
+
+
+def _cast_dtype(kernel: Kernel, node: cst.CSTNode) -> str | None:
+    """The short dtype name of ``x.to(tl.float32)`` / ``tl.cast(x, tl.int32)``, else None."""
+    if not isinstance(node, cst.Call):
+        return None
+    target: cst.BaseExpression | None = None
+    if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cast"):
+        target = node.args[0].value if node.args else None
+    elif kernel.dataflow.tl_short(node) == "cast" and len(node.args) > 1:
+        target = node.args[1].value
+    path = kernel.module.aliases.resolve(target) if target is not None else None
+    if path is None or not path.startswith(TL + "."):
+        return None
+    return path.rsplit(".", 1)[1]
 
 
 def _int64(call: cst.Call) -> str:

@@ -51,6 +51,7 @@ class NonPowerOf2Block(Rule):
     name = "non-power-of-2-block"
     category = Category.CORRECTNESS
     severity = Severity.ERROR
+    upstream_only = True
     summary = "`tl.arange` range or tensor shape that is not a power of 2"
     rationale = """\
 Triton tensors must have power-of-2 dimensions: `tl.arange(0, 96)` or `tl.zeros((64, 48), ...)`

@@ -34,6 +34,7 @@ class GridAxisLimit(Rule):
     name = "grid-axis-limit"
     category = Category.CORRECTNESS
     severity = Severity.WARNING
+    upstream_only = True
     summary = "Launch grid axis 1 or 2 is a runtime size that can exceed CUDA's 65535 limit"
     rationale = """\
 CUDA allows 2^31-1 programs on grid axis 0 but only 65535 on axes 1 and 2. A grid such as
