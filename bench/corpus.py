@@ -335,6 +335,14 @@ def write_report(
             "final linter (findings read in an earlier round keep their verdict).",
             "`no longer reported` marks an open finding a later fix removed.",
             "",
+            "Verdicts: **TP**, the finding is right by the rule's contract (a defect, or the",
+            "hazard the rule exists to flag); **FP**, the rule misread the code (the factor is",
+            "widened, the API exists, the value is a float); **debatable**, read correctly, but",
+            "only facts the linter cannot see decide (tensor sizes and dtypes on the host, padded",
+            "buffers, a vendor's Triton fork). Readers were briefed with these criteria; in",
+            "round 5 one reader marked 16 TL104 products FP because they are practically small,",
+            "and they were relabelled debatable (their reason says so).",
+            "",
         ]
         for round_name in sorted({row["round"] for row in triage}):
             rows = [row for row in triage if row["round"] == round_name]
