@@ -203,4 +203,5 @@ def test_unmasked_load_points_at_the_masked_access_that_bounds_its_lanes(monkeyp
         12: [(14, "bounded with `mask=offs_cn < N`")],
         25: [(24, "bounded with `mask=m_mask[:, None]`")],
         35: [(34, "bounded with `mask=offs_m[:, None] < M`")],
+        48: [(47, "bounded with `mask=mask_k`")],
     }

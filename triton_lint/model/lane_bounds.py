@@ -163,8 +163,9 @@ class LaneBounds:
         return self._bounds
 
     def _mask_bound(self, access: MemoryAccess) -> MaskBound | None:
-        """The lanes the mask compares with a runtime bound (``offs < n``); a compile-time
-        bound (``offs < NOPE_DIM``) marks a sub-range of a row, not a tensor's end."""
+        """The lanes the mask compares with a bound: a runtime one (``offs < n``), or a
+        compile-time one for shifted tiles; a compile-time bound on a whole-extent row
+        (``offs < NOPE_DIM``) marks a sub-range of the row, not a tensor's end."""
         assert access.mask is not None
         aranges: dict[int, cst.Call] = {}
         limits: set[str] = set()
@@ -174,7 +175,11 @@ class LaneBounds:
                     found = self.lanes(lanes)
                     names = self._runtime_names(bound)
                     gathered = self.flow.lane_sources(lanes)[1]
-                    if found and names and not gathered and not self.lanes(bound):
+                    # a compile-time bound counts for tiles shifted along the dimension
+                    # (``i_k * BK + tl.arange(0, BK) < K``), not for one whole-extent row
+                    # compared with a sub-range (``tl.arange(0, HEAD) < NOPE``)
+                    shifted = any(self.lane_key(call)[1] for call in found)
+                    if found and (names or shifted) and not gathered and not self.lanes(bound):
                         aranges.update((id(call), call) for call in found)
                         limits |= names
         if not aranges:

@@ -28,8 +28,11 @@ shows for some sizes, or an illegal-address fault.
 Many production kernels leave loads unmasked on purpose, because the tile exactly covers the
 dimension (a head of `HEAD_DIM` lanes, a swizzled scale block, sizes the host checked to be
 multiples). The linter cannot see those sizes, so it reports an unmasked load only when the
-kernel itself says the tile can be partial: another access masks the same lanes against a
-runtime bound (`offs_m < M`), or checks the bounds of a block pointer over the same shape. It
+kernel itself says the tile can be partial: another access masks the same lanes against the
+end of their dimension (`offs_m < M`; a constexpr `o_k < K` counts for tiles shifted by a
+program or loop offset, not for one whole row compared with a sub-range), or checks the
+bounds of a block pointer over the same shape, or the load gathers through an index vector
+whose masked-off lanes are undefined (loaded with a mask and no `other=`). It
 leaves alone loads in a different arm of the branch that holds the masked access (`if EVEN:`),
 loads in a loop the masked access is not in (whole tiles, with the tail peeled off), loads
 under a runtime test of the bound, and lanes brought back into range by `%`, `//`,

@@ -25,11 +25,11 @@ another activation or the optimizer state) or faults. Atomics (`tl.atomic_add`, 
 same problem and are harder to spot because they usually accumulate into small buffers.
 
 As for TL101, the store is reported only when the kernel itself says the tile can be partial:
-another access masks the same lanes against a runtime bound (the load masks `offs < n`, the
-store does not), or checks the bounds of a block pointer over the same shape. Stores into
-exactly tiled buffers, in the other arm of an `if EVEN_N:` branch, in a whole-tile loop with a
-peeled tail, or through lanes wrapped with `%`/`//` are not reported; unmasked stores the
-kernel gives no sign about are TL106 (off by default)."""
+another access masks the same lanes against the end of their dimension (the load masks
+`offs < n`, the store does not), or checks the bounds of a block pointer over the same
+shape. Stores into exactly tiled buffers, in the other arm of an `if EVEN_N:` branch, in a
+whole-tile loop with a peeled tail, or through lanes wrapped with `%`/`//` are not reported;
+unmasked stores the kernel gives no sign about are TL106 (off by default)."""
     fix = """\
 Store with the same mask the loads use: `tl.store(y_ptr + offs, y, mask=offs < n)`; for atomics
 `tl.atomic_add(ptr + offs, val, mask=offs < n)`; for block pointers `boundary_check=(0, 1)`."""
