@@ -334,3 +334,25 @@ def test_loop_target_kills_earlier_definitions_in_its_body():
     inside, after = [a.pointer.right for a in kernel.accesses]
     assert [d.kind for d in flow.reaching(inside)] == ["for"]
     assert sorted(d.kind for d in flow.reaching(after)) == ["assign", "for"]
+
+
+def test_provenance_of_nodes_outside_the_tree_is_not_confused_by_reused_ids():
+    """Regression: the expression cache was keyed by id(); a freed node's id, reused by the
+    next parsed node, returned the old node's flags (a flaky test_provenance_flags)."""
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, stride, BLOCK: tl.constexpr):
+            pid = tl.program_id(0)
+            row = pid.to(tl.int64) * stride
+            half = BLOCK // 2
+            tl.store(x_ptr + row, half)
+        """
+    )
+    kernel = model.kernels[0]
+    for _ in range(200):
+        assert kernel.is_compile_time(cst.parse_expression("half"))
+        assert not kernel.is_compile_time(cst.parse_expression("row"))

@@ -89,7 +89,7 @@ class ProvenanceAnalysis:
 
     def __init__(self, kernel: Kernel) -> None:
         self._kernel = kernel
-        self._expr_cache: dict[int, Prov] = {}
+        self._expr_cache: dict[int, tuple[cst.BaseExpression, Prov]] = {}
         self._names: dict[str, Prov] | None = None
 
     def _initial(self, name: str) -> Prov:
@@ -132,12 +132,13 @@ class ProvenanceAnalysis:
         return Prov.UNKNOWN
 
     def of(self, node: cst.BaseExpression) -> Prov:
-        key = id(node)
-        cached = self._expr_cache.get(key)
-        if cached is not None:
-            return cached
+        # The cache holds the node too: a node outside the module tree (a rule's or a test's
+        # `cst.parse_expression(...)`) could be freed and its id reused by another node.
+        cached = self._expr_cache.get(id(node))
+        if cached is not None and cached[0] is node:
+            return cached[1]
         flags = self._compute(node)
-        self._expr_cache[key] = flags
+        self._expr_cache[id(node)] = (node, flags)
         return flags
 
     def _union(self, nodes: list[cst.BaseExpression]) -> Prov:
