@@ -104,12 +104,11 @@ class DataFlow:
         self._build_parents(kernel.node)
         self._context: dict[int, Context] = {}
         self._lanes: dict[int, dict[int, frozenset[str]]] = {}
-        self._lanes_busy: set[int] = set()
         self._layouts: dict[int, dict[int, frozenset[str]]] = {}
-        self._layouts_busy: set[int] = set()
+        self._busy: set[tuple[int, int]] = set()
+        self._bounded_aranges: set[int] | None = None
         self._fill_override: dict[int, str] = {}
         self._visiting_helpers = False
-        self._bounded_aranges: set[int] | None = None
         self._lane_bounds: LaneBounds | None = None
         self._def_of_node: dict[int, list[Definition]] = {}
         for definitions in kernel.definitions.values():
@@ -524,21 +523,32 @@ class DataFlow:
         masks = {_code(self.kernel, a.mask) for a in self.kernel.accesses if a.mask is not None}
         return _code(self.kernel, cond) in masks
 
+    def _memoized(
+        self,
+        cache: dict[int, dict[int, frozenset[str]]],
+        expr: cst.BaseExpression,
+        compute: Callable[[cst.BaseExpression], dict[int, frozenset[str]]],
+    ) -> dict[int, frozenset[str]]:
+        """``compute(expr)`` once per node; a node met again while it is being computed (a
+        loop-carried definition) contributes nothing on that path."""
+        key = id(expr)
+        if key in cache:
+            return cache[key]
+        busy = (id(cache), key)
+        if busy in self._busy:
+            return {}
+        self._busy.add(busy)
+        try:
+            result = compute(expr)
+        finally:
+            self._busy.discard(busy)
+        cache[key] = result
+        return result
+
     # -- masked lanes ------------------------------------------------------------------
     def masked_lanes(self, expr: cst.BaseExpression) -> dict[int, frozenset[str]]:
         """id(load access call) -> the values its masked-off lanes may hold in ``expr``."""
-        key = id(expr)
-        if key in self._lanes:
-            return self._lanes[key]
-        if key in self._lanes_busy:
-            return {}
-        self._lanes_busy.add(key)
-        try:
-            result = self._lanes_of(expr)
-        finally:
-            self._lanes_busy.discard(key)
-        self._lanes[key] = result
-        return result
+        return self._memoized(self._lanes, expr, self._lanes_of)
 
     def lanes_with_fill(
         self, expr: cst.BaseExpression, load: cst.Call, fill: str
@@ -719,18 +729,7 @@ class DataFlow:
         ``"swapped"`` (through an odd number of 2-D transposes: ``x.T``, ``tl.trans(x)``,
         ``x.trans()``, ``tl.trans(x, 1, 0)``, ``tl.permute(x, (1, 0))``) or ``"unknown"`` (another
         permutation). Follows the same paths as `masked_lanes`, over-approximating."""
-        key = id(expr)
-        if key in self._layouts:
-            return self._layouts[key]
-        if key in self._layouts_busy:
-            return {}
-        self._layouts_busy.add(key)
-        try:
-            result = self._layouts_of(expr)
-        finally:
-            self._layouts_busy.discard(key)
-        self._layouts[key] = result
-        return result
+        return self._memoized(self._layouts, expr, self._layouts_of)
 
     def _layouts_of(self, node: cst.BaseExpression) -> dict[int, frozenset[str]]:
         if isinstance(node, cst.Name):
@@ -857,7 +856,8 @@ class DataFlow:
         return False
 
     def _masked_aranges(self) -> set[int]:
-        """``tl.arange`` calls that some access mask of the kernel bounds."""
+        """``tl.arange`` calls that appear anywhere in an access mask of the kernel (a wider
+        set than `lane_bounds`' end-of-dimension bounds)."""
         if self._bounded_aranges is None:
             found: set[int] = set()
             for access in self.kernel.accesses:

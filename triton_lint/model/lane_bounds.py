@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from triton_lint.model.dataflow import REDUCTIONS
+from triton_lint.model.dataflow import REDUCTIONS, _kwarg
 
 if TYPE_CHECKING:
     from triton_lint.model.dataflow import DataFlow
@@ -97,8 +97,8 @@ class LaneBounds:
     def lane_key(self, arange: cst.Call) -> LaneKey:
         """``pid_n * BLOCK_N + tl.arange(0, BLOCK_N)`` -> ``("0,BLOCK_N", ("pid_n*BLOCK_N",))``,
         the same for every recomputation of that expression (casts are looked through)."""
-        terms = sorted(self._text(t) for t in self._lane_offsets(arange))
-        extent = ",".join(self._text(a.value) for a in arange.args)
+        terms = sorted(self.text(t) for t in self._lane_offsets(arange))
+        extent = ",".join(self.text(a.value) for a in arange.args)
         return extent, tuple(terms)
 
     def _lane_offsets(self, arange: cst.Call) -> list[cst.CSTNode]:
@@ -147,7 +147,8 @@ class LaneBounds:
         text = self.kernel.module.module.code_for_node(node)
         return re.sub(r"\s+", " ", text).replace("( ", "(").replace(" )", ")").strip()
 
-    def _text(self, node: cst.CSTNode) -> str:
+    def text(self, node: cst.CSTNode) -> str:
+        """Source text without whitespace: equal for identical recomputations."""
         return _SPACE.sub("", self.kernel.module.module.code_for_node(node))
 
     # -- masks -------------------------------------------------------------------------
@@ -241,7 +242,9 @@ class LaneBounds:
             check = other.boundary_check
             if other is access or check is None or other.pointer is None:
                 continue
-            if not shapes & self._block_shapes(other.pointer) or self._peeled(access, other):
+            if not shapes & self._block_shapes(other.pointer):
+                continue
+            if self._peeled(access, other) or self._other_arm(access, other):
                 continue
             tests = [b.test for b in access.branches if not self.kernel.is_compile_time(b.test)]
             if tests:
@@ -254,12 +257,12 @@ class LaneBounds:
         shapes = set()
         for node in self.flow.closure(pointer, values_only=True):
             if isinstance(node, cst.Call) and self.flow.tl_short(node) == "make_block_ptr":
-                shape = next((a.value for a in node.args if _keyword(a) == "shape"), None)
+                shape = _kwarg(node, "shape")
                 positional = [a.value for a in node.args if a.keyword is None]
                 if shape is None and len(positional) > 1:
                     shape = positional[1]
                 if shape is not None:
-                    shapes.add(self._text(shape))
+                    shapes.add(self.text(shape))
         return shapes
 
     def asserted_extent(self, arange: cst.Call) -> bool:
@@ -270,8 +273,8 @@ class LaneBounds:
                 if self.flow.tl_short(site.node) == "static_assert" and site.node.args:
                     test = site.node.args[0].value
                     if isinstance(test, cst.Comparison):
-                        self._asserted.add(self._text(test.left))
-        return bool(arange.args) and self._text(arange.args[-1].value) in self._asserted
+                        self._asserted.add(self.text(test.left))
+        return bool(arange.args) and self.text(arange.args[-1].value) in self._asserted
 
     def _other_arm(self, access: MemoryAccess, masked: MemoryAccess) -> bool:
         """The two accesses sit in different arms of one ``if`` (``if EVEN:`` whole tiles,
@@ -307,7 +310,3 @@ class LaneBounds:
             isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide)
             for node in self.flow.closure(expr, values_only=True)
         )
-
-
-def _keyword(arg: cst.Arg) -> str | None:
-    return arg.keyword.value if arg.keyword is not None else None

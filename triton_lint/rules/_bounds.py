@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -12,12 +11,6 @@ from triton_lint.model.evaluate import evaluate
 from triton_lint.model.kernel import Kernel, MemoryAccess
 from triton_lint.model.lane_bounds import Evidence
 from triton_lint.model.provenance import Prov
-
-_SPACE = re.compile(r"\s+")
-
-
-def pointer_text(kernel: Kernel, node: cst.CSTNode) -> str:
-    return _SPACE.sub("", kernel.module.module.code_for_node(node))
 
 
 @dataclass(frozen=True)
@@ -93,22 +86,21 @@ def _undefined_index(kernel: Kernel, pointer: cst.BaseExpression) -> Evidence | 
 
 
 def _lanes_in_range(kernel: Kernel, pointer: cst.BaseExpression) -> bool:
-    """Every lane source is in range by construction: a literal-extent ``tl.arange`` (a
-    fixed-size dimension), an extent bounded by ``tl.static_assert``, or a gather whose index
-    vector was loaded with every lane defined (``_undefined_index`` is checked first)."""
+    """Every ``tl.arange`` reaching the pointer is in range by construction: a literal or
+    never-bounded constexpr extent (a fixed-size dimension), or an extent bounded by
+    ``tl.static_assert``. Gathered lanes are in range when their index vector has every lane
+    defined, which ``_undefined_index`` checks first."""
     flow = kernel.dataflow
     if flow.extension_pointer(pointer):
         return True  # a shared-memory buffer from a Triton extension, not global memory
-    aranges, loads = flow.lane_sources(pointer)
     asserted = flow.lane_bounds.asserted_extent
-    if not all(flow.whole_extent(call) or asserted(call) for call in aranges):
-        return False
-    return all(kernel.access_for_call(call) is not None for call in loads)
+    return all(flow.whole_extent(call) or asserted(call) for call in flow.lane_sources(pointer)[0])
 
 
 def _masked_in_sibling_arm(kernel: Kernel, access: MemoryAccess) -> bool:
     assert access.pointer is not None
-    text = pointer_text(kernel, access.pointer)
+    text = kernel.dataflow.lane_bounds.text
+    pointer = text(access.pointer)
     for branch in reversed(access.branches):
         other_arm = "orelse" if branch.arm == "body" else "body"
         for candidate in kernel.accesses:
@@ -117,10 +109,6 @@ def _masked_in_sibling_arm(kernel: Kernel, access: MemoryAccess) -> bool:
             if not any(b.node is branch.node and b.arm == other_arm for b in candidate.branches):
                 continue
             guarded = candidate.mask is not None or candidate.boundary_check is not None
-            if (
-                guarded
-                and candidate.pointer is not None
-                and pointer_text(kernel, candidate.pointer) == text
-            ):
+            if guarded and candidate.pointer is not None and text(candidate.pointer) == pointer:
                 return True
     return False
