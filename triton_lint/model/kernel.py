@@ -932,19 +932,22 @@ def _simple_assignments(
 
 def _assigned_targets(small: cst.CSTNode) -> Iterator[str]:
     """Names an assignment statement binds, through tuple and list unpacking."""
-    targets: list[cst.BaseExpression] = []
     if isinstance(small, cst.Assign):
-        targets = [t.target for t in small.targets]
+        for target in small.targets:
+            yield from _target_names(target.target)
     elif isinstance(small, cst.AnnAssign | cst.AugAssign):
-        targets = [small.target]
-    while targets:
-        target = targets.pop()
-        if isinstance(target, cst.Name):
-            yield target.value
-        elif isinstance(target, cst.Tuple | cst.List):
-            targets.extend(el.value for el in target.elements)
-        elif isinstance(target, cst.StarredElement):
-            targets.append(target.value)
+        yield from _target_names(small.target)
+
+
+def _target_names(target: cst.CSTNode) -> Iterator[str]:
+    """Names a binding target binds: ``a``, ``a, (b, *c)``, ``[a, b]``."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, cst.Tuple | cst.List):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
 
 
 class _BindingCounter(cst.CSTVisitor):
@@ -954,13 +957,8 @@ class _BindingCounter(cst.CSTVisitor):
         self.counts: dict[str, int] = {}
 
     def _bind(self, target: cst.CSTNode) -> None:
-        if isinstance(target, cst.Name):
-            self.counts[target.value] = self.counts.get(target.value, 0) + 1
-        elif isinstance(target, cst.Tuple | cst.List):
-            for element in target.elements:
-                self._bind(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value)
+        for name in _target_names(target):
+            self.counts[name] = self.counts.get(name, 0) + 1
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         self._bind(node.name)
@@ -1063,14 +1061,7 @@ def _unpack(
 def _assigned_names(node: cst.CSTNode) -> Iterator[str]:
     """Names assigned by simple statements in ``node`` and the blocks nested in it."""
     for small in iter_small_statements([node]):
-        if isinstance(small, cst.Assign):
-            for target in small.targets:
-                if isinstance(target.target, cst.Name):
-                    yield target.target.value
-        elif isinstance(small, cst.AugAssign | cst.AnnAssign) and isinstance(
-            small.target, cst.Name
-        ):
-            yield small.target.value
+        yield from _assigned_targets(small)
 
 
 def _returned_value(node: cst.FunctionDef) -> cst.BaseExpression | None:
