@@ -71,7 +71,7 @@ NEUTRAL_TEXT = {"sum": "0.0", "dot": "0.0", "max": '-float("inf")', "min": 'floa
 
 _EXP = {"exp", "exp2", "fast_expf", "expf"}
 _BUILTINS = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print", "isinstance"}
-_WIDE_CASTS = {"to", "cast"}
+_CAST_METHODS = {"to", "cast"}
 
 
 @dataclass(frozen=True)
@@ -792,16 +792,19 @@ class DataFlow:
     # -- widening ----------------------------------------------------------------------
     def is_widening(self, node: cst.CSTNode) -> bool:
         """``x.to(tl.int64)``, ``x.cast(tl.int64)`` or ``tl.cast(x, tl.int64)``."""
+        return is_wide_dtype(self.cast_dtype(node))
+
+    def cast_dtype(self, node: cst.CSTNode) -> str | None:
+        """The canonical dtype path of ``x.to(dtype)``, ``x.cast(dtype)`` or
+        ``tl.cast(x, dtype)`` (``triton.language.int64``), else None."""
         if not isinstance(node, cst.Call):
-            return False
-        aliases = self.kernel.module.aliases
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _WIDE_CASTS:
+            return None
+        dtype: cst.BaseExpression | None = None
+        if self.tl_short(node) == "cast":  # tl.cast(x, dtype), before the method spelling
+            dtype = node.args[1].value if len(node.args) > 1 else _kwarg(node, "dtype")
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in _CAST_METHODS:
             dtype = node.args[0].value if node.args else _kwarg(node, "dtype")
-            if dtype is not None and is_wide_dtype(aliases.resolve(dtype)):
-                return True
-        if self.tl_short(node) == "cast" and len(node.args) > 1:
-            return is_wide_dtype(aliases.resolve(node.args[1].value))
-        return False
+        return self.kernel.module.aliases.resolve(dtype) if dtype is not None else None
 
     def lane_sources(self, expr: cst.BaseExpression) -> tuple[list[cst.Call], list[cst.Call]]:
         """The ``tl.arange`` calls whose lanes reach ``expr`` arithmetically, and the loads

@@ -8,7 +8,7 @@ import libcst as cst
 
 from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
 from triton_lint.model.kernel import Kernel
-from triton_lint.model.names import TL, dotted_name
+from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov
 from triton_lint.rules.base import Rule
 
@@ -181,29 +181,14 @@ def _is_float(kernel: Kernel, expr: cst.BaseExpression) -> bool:
         nonlocal found
         if isinstance(node, cst.Float):
             found = True
-        dtype = _cast_dtype(kernel, node)
+        dtype = flow.cast_dtype(node)
         if dtype is not None:
-            found = found or dtype.startswith(("float", "bfloat"))
+            found = found or dtype.rsplit(".", 1)[-1].startswith(("float", "bfloat"))
             return False
         return not found
 
     flow.trace(expr, descend, loop_starts=False)
     return found
-
-
-def _cast_dtype(kernel: Kernel, node: cst.CSTNode) -> str | None:
-    """The short dtype name of ``x.to(tl.float32)`` / ``tl.cast(x, tl.int32)``, else None."""
-    if not isinstance(node, cst.Call):
-        return None
-    target: cst.BaseExpression | None = None
-    if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cast"):
-        target = node.args[0].value if node.args else None
-    elif kernel.dataflow.tl_short(node) == "cast" and len(node.args) > 1:
-        target = node.args[1].value
-    path = kernel.module.aliases.resolve(target) if target is not None else None
-    if path is None or not path.startswith(TL + "."):
-        return None
-    return path.rsplit(".", 1)[1]
 
 
 def _int64(call: cst.Call) -> str:
