@@ -24,8 +24,8 @@ _KEYS = {
     "target-version",
     "fork-backends",
 }
-#: Path components (split on ``_``/``-``) naming vendor backends that ship their own Triton
-#: fork: code under them is written against the fork's API, not upstream Triton's.
+#: Words (directory and file names split on ``_``/``-``) naming vendor backends that ship their
+#: own Triton fork: code under them is written against the fork's API, not upstream Triton's.
 DEFAULT_FORK_BACKENDS = (
     "ascend",
     "npu",

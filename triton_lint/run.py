@@ -67,13 +67,14 @@ class Runner:
             return self.options.config
         return config_for_directory(directory.resolve())
 
-    def rules_for_file(self, path: Path, config: Config) -> list[Rule]:
+    def rules_for_file(self, path: Path, config: Config, fork: bool) -> list[Rule]:
+        """The selected rules, less per-file ignores and, for vendor-fork code, the rules
+        that judge code against upstream Triton."""
         relative = _relative(path, config.root)
         ignored: list[str] = []
         for pattern, codes in config.per_file_ignores:
             if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern):
                 ignored.extend(codes)
-        fork = is_fork_backend(relative, config.fork_backends)
         key = (config, ",".join(sorted(ignored)), fork)
         if key not in self._rules_cache:
             layers = [
@@ -111,9 +112,9 @@ class Runner:
 
     def lint_data(self, path: Path, display: str, data: bytes) -> None:
         config = self.config_for(path.parent)
-        rules = self.rules_for_file(path, config)
-        if is_fork_backend(_relative(path, config.root), config.fork_backends):
-            self.result.fork_files += 1
+        fork = is_fork_backend(_relative(path, config.root), config.fork_backends)
+        self.result.fork_files += fork
+        rules = self.rules_for_file(path, config, fork)
         target = self.target_version(config)
         file_result = lint_bytes(display, data, rules, target)
         if self.options.fix and file_result.text is not None:
