@@ -79,7 +79,8 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
             if found.block_pointer:
                 message = (
                     f"block-pointer load without `boundary_check`, but {phrase}: a partial "
-                    'block reads out of bounds; pass `boundary_check=(0, 1)` and `padding_option="zero"`'  # noqa: E501
+                    "block reads out of bounds; pass `boundary_check=(0, 1)` and "
+                    '`padding_option="zero"`'
                 )
             else:
                 message = (
