@@ -199,6 +199,7 @@ def test_launch_host_definitions_follow_single_assignments_and_unpacking():
             pair = TABLE.get(x.dtype)
             a, b = pair
             c, d = (1, 2)
+            g, *rest = x.stride()
             e = 1
             e = 2
             if flag:
@@ -210,10 +211,12 @@ def test_launch_host_definitions_follow_single_assignments_and_unpacking():
     code = {name: model.module.code_for_node(v) for name, v in site.host_definitions.items()}
     assert code == {
         "pair": "TABLE.get(x.dtype)",
-        "a": "pair",
-        "b": "pair",
+        "a": "pair[0]",
+        "b": "pair[1]",
         "c": "1",
         "d": "2",
+        "g": "x.stride()[0]",
+        "rest": "x.stride()",
     }
     assert {"x", "flag", "pair", "a", "e", "f"} <= site.host_locals
     assert {"LO", "HI", "TABLE", "k", "launch", "triton", "tl"} <= model.module_names

@@ -1051,11 +1051,20 @@ def _unpack(
         if isinstance(value, cst.Tuple | cst.List) and len(value.elements) == len(elements):
             pairs = [(el, v.value) for el, v in zip(elements, value.elements, strict=True)]
         else:
-            pairs = [(el, value) for el in elements]
+            # ``a, b = x.stride()`` binds ``a`` to ``x.stride()[0]``; from a starred target on,
+            # positions are unknown and the whole value stands in.
+            pairs, starred = [], False
+            for position, element in enumerate(target.elements):
+                starred = starred or isinstance(element, cst.StarredElement)
+                pairs.append((element.value, value if starred else _element(value, position)))
         for element, source in pairs:
-            if isinstance(element, cst.StarredElement):
-                element = element.value
             yield from _unpack(element, source)
+
+
+def _element(value: cst.BaseExpression, position: int) -> cst.Subscript:
+    """``value[position]``, a node made for tracing (it has no position in the file)."""
+    index = cst.Index(cst.Integer(str(position)))
+    return cst.Subscript(value, [cst.SubscriptElement(index)])
 
 
 def _assigned_names(node: cst.CSTNode) -> Iterator[str]:

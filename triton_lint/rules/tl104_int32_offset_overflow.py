@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import libcst as cst
 
 from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
+from triton_lint.model.host_args import Stride, launch_strides
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov
@@ -28,8 +30,12 @@ wraps once it passes 2**31: `row * stride` for a 16k x 128k activation, `token *
 a long-context KV cache, `block_id * block_stride` in a paged cache. The wrapped offset reads
 or writes the wrong memory (or faults) only for the largest inputs, which is why this is the
 most frequently fixed kernel bug in public Triton projects. One finding is reported per index
-source (its other products are counted in the message). Products with a constexpr
-(`pid * BLOCK`) and products where either factor is widened are not reported."""
+source (its other products are counted in the message), at the product a launch in the file
+shows spans a whole tensor (the size is `x.stride(0)`) when there is one. Products with a
+constexpr (`pid * BLOCK`) and products where either factor is widened are not reported, nor
+products whose size every launch in the file fills with an inner stride (`q.stride(1)`, the
+second element of `q.stride()`): a head or column index times it stays inside one slice of
+the tensor's outermost dimension, which would itself need 2**31 elements."""
     fix = """\
 Widen the one index at its source, not every stride: `pid = tl.program_id(0).to(tl.int64)`,
 or `idx = tl.load(idx_ptr + i).to(tl.int64)`. (Widening all strides costs registers and
@@ -65,7 +71,7 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
         flow = kernel.dataflow
         seen: set[int] = set()
         # One finding per index source: widening it there fixes every product it feeds.
-        groups: dict[tuple[int, ...], list[tuple[cst.BinaryOperation, cst.BaseExpression]]] = {}
+        groups: dict[tuple[int, ...], list[_Product]] = {}
         sources_of: dict[tuple[int, ...], list[cst.Call]] = {}
         for address in self._addresses(kernel):
             for node in flow.closure(address, through_calls=False):
@@ -80,14 +86,14 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
                 hit = self._check_product(kernel, node)
                 if hit is None:
                     continue
-                size, sources = hit
+                size, sources, strides = hit
                 key = tuple(id(source) for source in sources)
-                groups.setdefault(key, []).append((node, size))
+                groups.setdefault(key, []).append(_Product(node, size, strides))
                 sources_of[key] = sources
         for key, products in groups.items():
-            products.sort(key=lambda item: kernel.span(item[0]).line)
-            node, size = products[0]
-            yield self._report(kernel, node, size, sources_of[key], len(products) - 1)
+            # The product over a whole tensor (an outermost stride) is the convincing one.
+            products.sort(key=lambda p: (not p.outermost, kernel.span(p.node).line))
+            yield self._report(kernel, products[0], sources_of[key], len(products) - 1)
 
     def _addresses(self, kernel: Kernel) -> Iterator[cst.BaseExpression]:
         for access in kernel.accesses:
@@ -103,7 +109,7 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
 
     def _check_product(
         self, kernel: Kernel, node: cst.BinaryOperation
-    ) -> tuple[cst.BaseExpression, list[cst.Call]] | None:
+    ) -> tuple[cst.BaseExpression, list[cst.Call], list[Stride]] | None:
         left, right = kernel.prov(node.left), kernel.prov(node.right)
         if Prov.WIDENED in left or Prov.WIDENED in right:
             return None
@@ -125,20 +131,19 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
                 continue  # every launch passes a constant (a unit stride): like a constexpr
             if _is_float(kernel, index) or _is_float(kernel, size):
                 continue  # `(oh + 0.5) * scale`: float arithmetic, not an int32 offset
+            strides = _size_strides(kernel, size)
+            if strides and all(stride.axis > 0 for stride in strides):
+                continue  # an inner stride: the product stays inside one outermost slice
             sources = kernel.dataflow.index_sources(index)
             if not sources:
                 continue
-            return size, sources
+            return size, sources, strides
         return None
 
     def _report(
-        self,
-        kernel: Kernel,
-        node: cst.BinaryOperation,
-        size: cst.BaseExpression,
-        sources: list[cst.Call],
-        others: int,
+        self, kernel: Kernel, product: _Product, sources: list[cst.Call], others: int
     ) -> Finding:
+        node, size = product.node, product.size
         code = kernel.module.module.code_for_node
         flow = kernel.dataflow
         edits = []
@@ -150,15 +155,44 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
             described.append(f"{kind} on line {kernel.span(source).line}")
         first = sources[0]
         example = f"{code(first)}.to({_int64(first)})"
+        size_text = f"`{code(size).strip()}`"
+        if product.outermost:
+            stride = product.strides[0]
+            line = kernel.module.span(stride.site.top, stride.node).line
+            size_text += f" (`{stride.tensor}.stride(0)` at the launch on line {line})"
         message = (
             f"`{code(node)}` multiplies an int32 index ({', '.join(described)}) by the runtime "
-            f"`{code(size).strip()}` in int32 and overflows past 2**31 elements"
+            f"{size_text} in int32 and overflows past 2**31 elements"
         )
         if others:
             message += f" ({others} more product{'s' if others > 1 else ''} of this index)"
         message += f"; widen the index at its source: `{example}`"
         fix = Fix(Applicability.UNSAFE, "Widen the index to int64 at its source", tuple(edits))
         return self.finding(kernel, node, message, fix=fix)
+
+
+@dataclass
+class _Product:
+    """An int32 index times a runtime size, with the strides the launches pass for the size."""
+
+    node: cst.BinaryOperation
+    size: cst.BaseExpression
+    strides: list[Stride]
+
+    @property
+    def outermost(self) -> bool:
+        """Every launch passes an outermost stride: the product spans the whole tensor."""
+        return bool(self.strides) and all(stride.axis == 0 for stride in self.strides)
+
+
+def _size_strides(kernel: Kernel, size: cst.BaseExpression) -> list[Stride]:
+    """The tensor strides the launches in this file pass for ``size``, when it is one runtime
+    parameter (possibly times compile-time values) that every passing launch fills with a
+    stride; empty otherwise."""
+    runtime = [p for p in kernel.params_in(size) if not p.is_constexpr]
+    if len(runtime) != 1:
+        return []
+    return launch_strides(kernel, runtime[0].name) or []
 
 
 def _launch_constant(kernel: Kernel, size: cst.BaseExpression) -> bool:

@@ -1,0 +1,91 @@
+"""Launch-site facts: which tensor stride each launch passes for a kernel parameter."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from triton_lint.engine import lint_text
+from triton_lint.model.host_args import launch_strides
+from triton_lint.model.kernel import build_module_model
+from triton_lint.rules import rules_by_code
+
+SOURCE = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, a, b, c, d, e, f, g, h, i, BLOCK: tl.constexpr):
+    pass
+
+
+def launch(x, y, flag):
+    s0, s1, *rest = x.stride()
+    alias = s1
+    k[(1,)](x, x.stride(0), y.stride(dim=2), x.stride()[1], alias, s0,
+            x.stride(-1), x.stride(1) if flag else 0, x.shape[0], rest, BLOCK=16)
+    k[(2,)](y, y.stride(1), y.stride(2), BLOCK=16)
+"""
+
+
+def _strides(param: str):
+    model = build_module_model("m.py", SOURCE, cst.parse_module(SOURCE))
+    found = launch_strides(model.kernels[0], param)
+    return None if found is None else [(s.tensor, s.axis) for s in found]
+
+
+def test_strides_are_read_through_calls_subscripts_and_single_assignments():
+    assert _strides("a") == [("x", 0), ("y", 1)]  # every launch that passes it
+    assert _strides("b") == [("y", 2), ("y", 2)]
+    assert _strides("c") == [("x", 1)]
+    assert _strides("d") == [("x", 1)]  # alias -> s1 -> x.stride()[1]
+    assert _strides("e") == [("x", 0)]
+    assert _strides("f") == [("x", -1)]
+    assert _strides("g") == [("x", 1)]  # the conditional `0` adds nothing
+
+
+def test_anything_but_a_stride_gives_none():
+    assert _strides("h") is None  # x.shape[0]
+    assert _strides("BLOCK") is None
+    assert _strides("x_ptr") is None
+    # `*rest` has no known position: the whole `x.stride()` is not one stride
+    model = build_module_model("m.py", SOURCE, cst.parse_module(SOURCE))
+    assert launch_strides(model.kernels[0], "i") is None
+
+
+ROWS = textwrap.dedent(
+    """\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def rows(x_ptr, out_ptr, n_cols, so_row, so_col, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+        tl.store(out_ptr + row * so_row + cols * so_col, x, mask=cols < n_cols)
+
+
+    def launch(x, out):
+        rows[(x.shape[0],)](x, out, x.shape[1], out.stride(ROW), out.stride(1), BLOCK=128)
+    """
+)
+
+
+def test_tl104_reports_the_outermost_product_and_names_the_launch():
+    text = ROWS.replace("ROW", "0")
+    [finding] = lint_text("k.py", text, [rules_by_code()["TL104"]]).findings
+    assert finding.line == 10
+    assert "(`out.stride(0)` at the launch on line 14)" in finding.message
+    assert "(1 more product of this index)" in finding.message
+
+
+def test_tl104_skips_products_with_an_inner_stride_only():
+    text = ROWS.replace("ROW", "1").replace("x_ptr + row * n_cols", "x_ptr + row")
+    assert lint_text("k.py", text, [rules_by_code()["TL104"]]).findings == []
+    # without the launch the same kernel is reported: the launch is the evidence
+    kernel_only = text.split("\n\ndef launch")[0] + "\n"
+    assert len(lint_text("k.py", kernel_only, [rules_by_code()["TL104"]]).findings) == 1

@@ -1,0 +1,104 @@
+"""What the same-file launches pass for a kernel parameter, read from the host code.
+
+The kernel alone cannot tell a row stride from a head stride; the launch usually can:
+``x.stride(0)`` steps over the outermost dimension, so an index times it spans the whole
+tensor, while ``x.stride(2)`` steps inside one outer slice. These facts are read from the
+launch's arguments and the host function's single assignments (``s0, s1 = x.stride()``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from triton_lint.model.kernel import Kernel, LaunchSite
+from triton_lint.model.names import dotted_name
+
+_MAX_HOPS = 8  # host names followed before giving up (``a = b``, ``b = x.stride(0)``)
+
+
+@dataclass(frozen=True)
+class Stride:
+    """``tensor.stride(axis)`` passed at a launch."""
+
+    tensor: str
+    axis: int
+    node: cst.BaseExpression  # the launch argument as written
+    site: LaunchSite
+
+
+def launch_strides(kernel: Kernel, param: str) -> list[Stride] | None:
+    """The stride each same-file launch passes for ``param``; None when no launch passes it,
+    or when one passes anything but a single tensor stride (a conditional ``0`` aside)."""
+    strides: list[Stride] = []
+    for site in kernel.launches:
+        argument = site.bound_arguments(kernel).get(param)
+        if argument is None:
+            continue
+        found = _strides_of(site, argument, _MAX_HOPS)
+        if not found:
+            return None
+        strides.extend(Stride(tensor, axis, argument, site) for tensor, axis in found)
+    return strides or None
+
+
+def _strides_of(
+    site: LaunchSite, expr: cst.BaseExpression, hops: int
+) -> list[tuple[str, int]] | None:
+    """``(tensor, axis)`` for each value ``expr`` can take, or None when one is not a stride."""
+    if isinstance(expr, cst.IfExp):
+        branches = [b for b in (expr.body, expr.orelse) if not _is_zero(b)]
+        found = [_strides_of(site, branch, hops) for branch in branches]
+        if not branches or any(f is None for f in found):
+            return None
+        return [pair for f in found for pair in f or ()]
+    if isinstance(expr, cst.Name):
+        value = site.host_definitions.get(expr.value)
+        if value is None or hops == 0:
+            return None
+        return _strides_of(site, value, hops - 1)
+    stride = _stride_call(expr)
+    return None if stride is None else [stride]
+
+
+def _stride_call(expr: cst.BaseExpression) -> tuple[str, int] | None:
+    """``x.stride(k)``, ``x.stride(dim=k)`` or ``x.stride()[k]`` with a literal ``k``."""
+    axis_node: cst.BaseExpression | None = None
+    call = expr
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if not isinstance(index, cst.Index) or not isinstance(expr.value, cst.Call):
+            return None
+        axis_node, call = index.value, expr.value
+        if call.args:
+            return None
+    if not isinstance(call, cst.Call) or not isinstance(call.func, cst.Attribute):
+        return None
+    if call.func.attr.value != "stride":
+        return None
+    tensor = dotted_name(call.func.value)
+    if tensor is None:
+        return None
+    if axis_node is None:
+        if len(call.args) != 1 or (call.args[0].keyword and call.args[0].keyword.value != "dim"):
+            return None
+        axis_node = call.args[0].value
+    axis = _literal_int(axis_node)
+    return None if axis is None else (tensor, axis)
+
+
+def _literal_int(node: cst.BaseExpression) -> int | None:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+    ):
+        return -int(node.expression.evaluated_value)
+    return None
+
+
+def _is_zero(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Integer) and node.evaluated_value == 0
