@@ -42,8 +42,10 @@ _DTYPE_LIMITS = {448.0, 240.0, 224.0, 57344.0, 6.0, 127.0, 128.0, 255.0, 65504.0
 _DTYPE_LIMITS |= {3.3895313892515355e38, 3.4028234663852886e38}
 #: Host calls whose result depends only on a dtype.
 _DTYPE_CALLS = {"finfo", "iinfo"}
-#: Host calls that compute their result from their arguments alone (``table.get(key)``).
-_PURE_CALLS = {"float", "int", "abs", "min", "max", "round", "get"}
+#: Host calls that compute their result from their arguments alone (``table.get(key)``,
+#: ``triton.cdiv(n, BLOCK)``, ``str(x.dtype).split(".")``).
+_PURE_CALLS = {"float", "int", "abs", "min", "max", "round", "get", "cdiv", "next_power_of_2"}
+_PURE_CALLS |= {"str", "split", "rsplit", "replace", "lower", "upper", "strip", "removeprefix"}
 
 
 class NeedlessConstexpr(Rule):
@@ -63,11 +65,13 @@ compile time when it (or local arithmetic on it) is a `tl.arange` bound or tenso
 `dtype=`, `num_stages=`, `eviction_policy=`, `axis=`, a constexpr parameter of a called jit
 function, or a `tl.static_assert` operand. Parameters set by `@triton.autotune` configs or
 `@triton.heuristics`, boolean switches and parameters every launch in the file passes as a
-literal take a small fixed set of values and are left alone. So are dtype-derived constants,
-which change only with a dtype that recompiles the kernel anyway: values every launch in the
-file computes from dtype information or module-level constants alone
-(`torch.finfo(x.dtype).max`, a table indexed by a dtype, `224.0 if use_fnuz else 448.0` with
-`use_fnuz` also passed as a constexpr) and, when no launch in the file passes one, a
+literal take a small fixed set of values and are left alone. So are values that change only
+with something that recompiles the kernel anyway: values every launch in the file computes
+from dtype information, from the launch's other constexpr arguments or from module-level
+constants alone (`torch.finfo(x.dtype).max`, a table indexed by a dtype,
+`str(x.dtype).split(".")[-1]`, `224.0 if use_fnuz else 448.0` or `triton.cdiv(NT, MAX_NT)`
+with `use_fnuz`, `NT` and `MAX_NT` also passed as constexprs) and, when no launch in the file
+passes one, a
 `*_MAX`/`*_MIN` parameter whose float default is a narrow type's limit (`448.0` for float8
 e4m3, `127.0` for int8). Only parameters whose values change from call to call are reported
 (per-call sizes such as rows, tokens, batch or `n_elements`, and float hyperparameters such as
@@ -132,7 +136,7 @@ def rms_norm(
                 continue  # a launch option, fixed per call site
             if _fixed_values(kernel, param) or is_flag_like(param):
                 continue
-            if _dtype_constant(kernel, param):
+            if _compile_key_constant(kernel, param):
                 continue  # changes only with a dtype, which recompiles the kernel anyway
             used = usage.reads(param.name)
             if used and not _varies_per_call(kernel, param):
@@ -187,16 +191,19 @@ def _varies_per_call(kernel: Kernel, param: Param) -> bool:
     )
 
 
-_CONST, _DTYPE, _OTHER = 0, 1, 2
+#: What a launch argument is computed from: constants, values already in the compile key
+#: (dtype information, other constexpr arguments of the launch), or anything else.
+_CONST, _KEYED, _OTHER = 0, 1, 2
 
 
-def _dtype_constant(kernel: Kernel, param: Param) -> bool:
-    """Every launch in the file passes a value derived from dtype information or module-level
+def _compile_key_constant(kernel: Kernel, param: Param) -> bool:
+    """Every launch in the file passes a value derived from what already selects the binary
+    (dtype information, the launch's other constexpr arguments) or from module-level
     constants; with no launch passing it, a range-bound name whose default is a dtype limit."""
     passing = [site for site in kernel.launches if param.name in site.bound_arguments(kernel)]
     if passing:
         return all(
-            _HostOrigin(kernel, site, param.name).of_argument() <= _DTYPE for site in passing
+            _HostOrigin(kernel, site, param.name).of_argument() <= _KEYED for site in passing
         )
     if param.default is None or not re.search("max|min", param.name, re.IGNORECASE):
         return False
@@ -205,9 +212,10 @@ def _dtype_constant(kernel: Kernel, param: Param) -> bool:
 
 
 class _HostOrigin:
-    """What a launch argument is computed from: constants (literals, module-level names), dtype
-    information, or anything else (parameters, shapes, unknown calls), following the host
-    function's single assignments."""
+    """What a launch argument is computed from: constants (literals, module-level names), values
+    in the compile key (dtype information, the launch's other constexpr arguments), or anything
+    else (parameters, shapes, unknown calls), following the host function's single
+    assignments."""
 
     def __init__(self, kernel: Kernel, site: LaunchSite, param: str) -> None:
         self.kernel = kernel
@@ -228,12 +236,14 @@ class _HostOrigin:
         return self.of(self.argument)
 
     def of(self, node: cst.CSTNode) -> int:
+        if self.kernel.module.module.code_for_node(node) in self.flags:
+            return _KEYED  # also passed as another constexpr: `NT_GRID = cdiv(NT, MAX)`
         if isinstance(node, cst.Integer | cst.Float | cst.Imaginary | cst.SimpleString):
             return _CONST
         if isinstance(node, cst.Name):
             return self._name(node.value)
         if isinstance(node, cst.Attribute):
-            return _DTYPE if node.attr.value == "dtype" else self.of(node.value)
+            return _KEYED if node.attr.value == "dtype" else self.of(node.value)
         if isinstance(node, cst.Call):
             return self._call(node)
         if isinstance(node, cst.Subscript):
@@ -246,7 +256,7 @@ class _HostOrigin:
                     parts.extend(self.of(p) for p in (index.lower, index.upper, index.step) if p)
             return max(parts)
         if isinstance(node, cst.IfExp):
-            return max(self._test(node.test), self.of(node.body), self.of(node.orelse))
+            return max(self.of(node.test), self.of(node.body), self.of(node.orelse))
         if isinstance(node, cst.UnaryOperation):
             return self.of(node.expression)
         if isinstance(node, cst.BinaryOperation | cst.BooleanOperation):
@@ -270,7 +280,7 @@ class _HostOrigin:
             return found
         if name in site.host_locals:
             # A parameter or reassigned local: only its name can tell it holds a dtype.
-            return _DTYPE if name.lower().endswith("dtype") else _OTHER
+            return _KEYED if name.lower().endswith("dtype") else _OTHER
         if name in self.kernel.module.module_names:
             return _CONST  # a module-level constant: one value per process
         return _OTHER
@@ -284,17 +294,10 @@ class _HostOrigin:
         else:
             return _OTHER
         if callee in _DTYPE_CALLS or callee.lower().endswith("dtype"):
-            return _DTYPE  # torch.finfo(x.dtype), current_platform.fp8_dtype()
+            return _KEYED  # torch.finfo(x.dtype), current_platform.fp8_dtype()
         if callee not in _PURE_CALLS:
             return _OTHER
         parts = [self.of(arg.value) for arg in node.args]
         if isinstance(func, cst.Attribute):
             parts.append(self.of(func.value))  # the table of `table.get(key)`
         return max([_CONST, *parts])
-
-    def _test(self, test: cst.BaseExpression) -> int:
-        """A condition on a flag passed as a constexpr at the same launch counts as a dtype."""
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            test = test.expression
-        code = self.kernel.module.module.code_for_node(test)
-        return _DTYPE if code in self.flags else self.of(test)
