@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from triton_lint.engine import lint_text
 from triton_lint.finding import Applicability
 from triton_lint.rules import rules_by_code
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 KERNEL = """\
 import triton
@@ -92,3 +96,20 @@ def test_tl207_severity_follows_the_target():
     assert on_33 == {(9, "warning"), (10, "error")}
     on_39 = {(f.line, f.severity.value) for f in _run("TL207", CHAIN, "3.9")}
     assert on_39 == {(9, "warning")}
+
+
+def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
+    text = (FIXTURES / "TL209" / "bad_grids.py").read_text()
+    found = {
+        (f.line, f.severity.value, f.message.split(":")[0]) for f in _run("TL209", text, "3.9")
+    }
+    assert found == {
+        (21, "warning", "grid axis 1 is a token/row count (`num_tokens`)"),
+        (21, "info", "grid axis 2 is a batch size (`batch`)"),
+        (24, "info", "grid axis 1 is a product of runtime sizes (`batch` x `num_heads`)"),
+        (26, "info", "grid axis 1 is a `cdiv` of a token/row count (`seq_len`)"),
+        (29, "warning", "grid axis 1 is a product of runtime sizes (`batch` x `seq_len`)"),
+        (33, "info", "grid axis 1 is a product of runtime sizes (`B` x `H`)"),
+        (34, "error", "grid axis 1 is 70000"),
+        (36, "info", "grid axis 1 is a batch size (`batch`)"),
+    }
