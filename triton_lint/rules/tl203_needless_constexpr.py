@@ -16,7 +16,7 @@ from triton_lint.rules.base import Rule
 #: Float hyperparameters.
 _FLOAT_NAME = re.compile(
     r"^(eps|epsilon|.*_eps|alpha|beta|gamma|momentum|lr|temperature|"
-    r"softcap|.*_scale|scale|sm_scale|rope_theta|theta|p|dropout_p)$",
+    r"softcap|.*_scale|scale|sm_scale|rope_theta|theta|p|.*dropout.*)$",
     re.IGNORECASE,
 )
 #: Backend options (fields of CUDAOptions/HIPOptions) that a launch passes by keyword; a kernel
@@ -75,9 +75,9 @@ passes one, a
 `*_MAX`/`*_MIN` parameter whose float default is a narrow type's limit (`448.0` for float8
 e4m3, `127.0` for int8). Only parameters whose values change from call to call are reported
 (per-call sizes such as rows, tokens, batch or `n_elements`, and float hyperparameters such as
-`eps` or a scale), plus constexprs that are never used at all: model dimensions and strides
-used as runtime values are left alone, because constant-folding them is worth the one
-compilation per model shape."""
+`eps`, a scale or a dropout probability), whether the kernel uses them as runtime values or
+never uses them at all. Model dimensions, strides and tile sizes are left alone: they cost
+one compilation per model shape, and constant-folding them usually pays for it."""
     fix = """\
 Drop the `: tl.constexpr` annotation so the value is passed at run time (Triton still
 specializes integers equal to 1 and multiples of 16, so there is no loss for sizes). The fix
@@ -138,9 +138,9 @@ def rms_norm(
                 continue
             if _compile_key_constant(kernel, param):
                 continue  # changes only with a dtype, which recompiles the kernel anyway
+            if not _varies_per_call(kernel, param):
+                continue  # a model dimension or stride: one compile per model shape
             used = usage.reads(param.name)
-            if used and not _varies_per_call(kernel, param):
-                continue  # a model dimension or stride: constant folding pays for one compile
             what = "only used as a runtime value" if used else "never used"
             yield self.finding(
                 kernel,
