@@ -339,6 +339,31 @@ def test_loop_target_kills_earlier_definitions_in_its_body():
     assert sorted(d.kind for d in flow.reaching(after)) == ["assign", "for"]
 
 
+def test_back_edges_carry_a_definition_only_around_loops_that_do_not_reassign_first():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(p, n, B: tl.constexpr):
+            for i in range(n):
+                x = 1.0
+                for j in range(n):
+                    tl.store(p + j, x)
+                    x = 2.0
+                x = 3.0
+        """
+    )
+    kernel = model.kernels[0]
+    flow = kernel.dataflow
+    [use] = [a.value for a in kernel.accesses]
+    values = sorted(model.module.code_for_node(d.value) for d in flow.reaching(use))
+    # 2.0 comes around the inner loop, which does not reassign `x` before the store; 3.0
+    # would need the outer loop's back edge, but `x = 1.0` runs first on every iteration.
+    assert values == ["1.0", "2.0"]
+
+
 def test_provenance_of_nodes_outside_the_tree_is_not_confused_by_reused_ids():
     """Regression: the expression cache was keyed by id(); a freed node's id, reused by the
     next parsed node, returned the old node's flags (a flaky test_provenance_flags)."""

@@ -209,15 +209,21 @@ class DataFlow:
         before = [d for d in ordered if self._def_position(d) < use_pos]
         after = [d for d in ordered if self._def_position(d) >= use_pos]
         found: list[Definition] = []
+        # Loops whose every iteration reassigns the name before the use: a later definition
+        # cannot come around their back edge.
+        killing: set[int] = set()
         for definition in reversed(before):
             if definition.node is self._enclosing_statement(use):
                 continue  # `x = f(x)`: the use reads the earlier value
             found.append(definition)
             if definition.kind != "augassign" and self._dominates(definition, use_ctx):
+                killing = set(self.context(self._def_anchor(definition)).loops)
+                if isinstance(definition.node, cst.For):
+                    killing.add(id(definition.node))  # its target is set on every iteration
                 break
         for definition in after:
             ctx = self.context(self._def_anchor(definition))
-            if set(ctx.loops) & set(use_ctx.loops):
+            if (set(ctx.loops) & set(use_ctx.loops)) - killing:
                 found.append(definition)  # a loop back edge carries it around
         return found
 
