@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import libcst as cst
+
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.tree import iter_nodes
 from triton_lint.model.usage import dereferenced_params, is_per_call_size, literal_key
 from triton_lint.rules.base import Rule
 
@@ -23,7 +26,10 @@ changes every step, such as a sequence offset) re-tunes for nothing, costing a f
 sweep per new value. Conversely, an integer size that bounds the kernel's loops (`K` in a
 GEMM) but is missing from the key makes the config tuned for the first size be reused for
 every other size (reported as information: it is a heuristic). Per-call sizes (`T`, `M`,
-`seq_len`, `n_rows`) are deliberately kept out of keys, so they are not suggested."""
+`seq_len`, `n_rows`) are deliberately kept out of keys, so they are not suggested. An unread
+key that only buckets a size on purpose is left alone: a name saying so (`bucket_M`, `M_key`)
+or a value every launch in the file computes from another argument it passes
+(`_M_NPO2 = triton.next_power_of_2(M)` beside `M`)."""
     fix = """\
 Key on the sizes that change the best config (`key=["M", "N", "K"]`) and nothing else."""
     bad = """\
@@ -88,7 +94,11 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
                     "decorator fails",
                     severity=Severity.ERROR,
                 )
-            elif not usage.reads(entry) and not _keying_only(entry):
+            elif (
+                not usage.reads(entry)
+                and not _keying_only(entry)
+                and not _bucket_of_another_argument(kernel, entry)
+            ):
                 yield self.finding(
                     kernel,
                     key_node,
@@ -118,3 +128,20 @@ def _keying_only(name: str) -> bool:
     """A parameter passed only to key the autotuner (``bucket_M``, ``M_key``): deliberate."""
     lowered = name.lower()
     return any(word in lowered for word in ("bucket", "key", "hint", "tune"))
+
+
+def _bucket_of_another_argument(kernel: Kernel, param: str) -> bool:
+    """Every launch in the file computes ``param`` from another argument it passes
+    (``next_power_of_2(M)`` beside ``M``): the key buckets that size on purpose."""
+    code = kernel.module.module.code_for_node
+    passing = [s for s in kernel.launches if param in s.bound_arguments(kernel)]
+    for site in passing:
+        bound = site.bound_arguments(kernel)
+        argument = bound[param]
+        if isinstance(argument, cst.Name):
+            argument = site.host_definitions.get(argument.value, argument)
+        others = {code(expr) for name, expr in bound.items() if name != param}
+        used = {node.value for node in iter_nodes(argument) if isinstance(node, cst.Name)}
+        if isinstance(argument, cst.Name) or not used & others:
+            return False
+    return bool(passing)
