@@ -87,6 +87,8 @@ def test_sarif_carries_the_note(project, validator):  # noqa: F811
         ("fla/ops/kda/backends/triton_ascend/chunk.py", True),
         ("pkg/npu-kernels/add.py", True),
         ("fla/modules/causal_conv1d/backends/triton_ascend.py", True),  # the file name counts
+        ("sglang/srt/hardware_backend/xpu/attention/chunk_fwd.py", True),  # Intel's fork
+        ("vllm/v1/attention/ops/xpu_mla_sparse.py", True),
         ("pkg/mlu.pyx", False),
         ("pkg/ascendant/add.py", False),  # whole tokens only
         ("flag_gems/ops/mm.py", False),

@@ -44,6 +44,7 @@ DEFAULT_FORK_BACKENDS = (
     "metax",
     "maca",
     "aipu",
+    "xpu",
 )
 
 
