@@ -408,7 +408,12 @@ def _wilson(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
 #: counts by its volume), with how they were drawn, and the census read beside each.
 UNIFORM_ROUNDS = {
     "4": ("`--uniform 100 --exclude TL101,TL102 --seed 4`, before the round-4 fixes", "4c"),
-    "5": ("`--uniform 100 --seed 5`, from the final linter", None),
+    "5": ("`--uniform 100 --seed 5`, from the linter at the end of session 2", None),
+    "6": (
+        "`--uniform 100 --seed 6`, after TL104 read launch strides and TL203/TL209 were "
+        "recalibrated in session 3",
+        None,
+    ),
 }
 
 
