@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from triton_lint.model.names import TL
+from triton_lint.model.names import TL, is_program_id
 
 if TYPE_CHECKING:
     from triton_lint.model.kernel import Kernel
@@ -199,6 +199,8 @@ class ProvenanceAnalysis:
 
     def _call(self, node: cst.Call) -> Prov:
         kernel = self._kernel
+        if is_program_id(node, kernel.module.aliases):
+            return Prov.PROGRAM_ID
         path = kernel.module.aliases.resolve(node.func)
         args = [arg.value for arg in node.args]
         if path is not None and path.startswith(TL + "."):
@@ -215,8 +217,6 @@ class ProvenanceAnalysis:
         short = name.rsplit(".", 1)[-1]
         if short == "arange":
             return Prov.ARANGE | Prov.TENSOR
-        if short == "program_id":
-            return Prov.PROGRAM_ID
         if short == "num_programs":
             return Prov.RUNTIME
         if short == "load":
