@@ -364,6 +364,43 @@ def test_back_edges_carry_a_definition_only_around_loops_that_do_not_reassign_fi
     assert values == ["1.0", "2.0"]
 
 
+def test_definitions_in_the_other_arm_do_not_reach_and_provenance_follows_reaching():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(p, cu, T, VARLEN: tl.constexpr):
+            i = tl.program_id(0)
+            if VARLEN:
+                T = tl.load(cu + i).to(tl.int64)
+                tl.store(p + i, T)
+            else:
+                tl.store(p + i, T)
+            tl.store(p + i, T)
+            for j in range(3):
+                if VARLEN:
+                    x = 1
+                else:
+                    tl.store(p + j, x)
+                    x = 2
+        """
+    )
+    kernel = model.kernels[0]
+    flow = kernel.dataflow
+    in_arm, other_arm, after, looped = [a.value for a in kernel.accesses if a.kind == "store"]
+    assert flow.reaching_with_entry(other_arm) == ([], True)  # the parameter only
+    assert [d.kind for d in flow.reaching(in_arm)] == ["assign"]
+    assert flow.reaching_with_entry(after)[1] is True  # the parameter, or the varlen value
+    assert kernel.prov(other_arm) == Prov.RUNTIME
+    assert Prov.LOADED in kernel.prov(in_arm) and Prov.WIDENED in kernel.prov(in_arm)
+    assert Prov.LOADED in kernel.prov(after) and Prov.RUNTIME in kernel.prov(after)
+    # around a loop, the other arm's value of the previous iteration does reach
+    code = model.module.code_for_node
+    assert sorted(code(d.value) for d in flow.reaching(looped)) == ["1", "2"]
+
+
 def test_provenance_of_nodes_outside_the_tree_is_not_confused_by_reused_ids():
     """Regression: the expression cache was keyed by id(); a freed node's id, reused by the
     next parsed node, returned the old node's flags (a flaky test_provenance_flags)."""

@@ -111,6 +111,7 @@ class DataFlow:
         self._visiting_helpers = False
         self._lane_bounds: LaneBounds | None = None
         self._def_of_node: dict[int, list[Definition]] = {}
+        self._reaching: dict[int, tuple[cst.Name, list[Definition], bool]] = {}
         for definitions in kernel.definitions.values():
             for definition in definitions:
                 self._def_of_node.setdefault(id(definition.node), []).append(definition)
@@ -198,11 +199,25 @@ class DataFlow:
     # -- reaching definitions ----------------------------------------------------------
     def reaching(self, use: cst.Name) -> list[Definition]:
         """Definitions of ``use``'s name that may reach this use."""
+        return self.reaching_with_entry(use)[0]
+
+    def reaching_with_entry(self, use: cst.Name) -> tuple[list[Definition], bool]:
+        """The definitions that may reach ``use``, and whether the name's value on entry to
+        the kernel (a parameter, a global) may reach it too: no definition always runs
+        first."""
+        cached = self._reaching.get(id(use))
+        if cached is not None and cached[0] is use:
+            return cached[1], cached[2]
+        found, entry = self._reaching_uncached(use)
+        self._reaching[id(use)] = (use, found, entry)
+        return found, entry
+
+    def _reaching_uncached(self, use: cst.Name) -> tuple[list[Definition], bool]:
         definitions = self.kernel.definitions.get(use.value, [])
         if not definitions:
-            return []
+            return [], True
         if id(use) not in self._parent:
-            return list(definitions)  # not inside this kernel's tree: be conservative
+            return list(definitions), True  # not inside this kernel's tree: be conservative
         use_pos = self._position(use)
         use_ctx = self.context(use)
         ordered = sorted(definitions, key=self._def_position)
@@ -212,20 +227,27 @@ class DataFlow:
         # Loops whose every iteration reassigns the name before the use: a later definition
         # cannot come around their back edge.
         killing: set[int] = set()
+        entry = True
+        use_arms = dict(use_ctx.arms)
         for definition in reversed(before):
             if definition.node is self._enclosing_statement(use):
                 continue  # `x = f(x)`: the use reads the earlier value
+            arms = self.context(self._def_anchor(definition)).arms
+            if any(use_arms.get(branch, arm) != arm for branch, arm in arms):
+                after.append(definition)  # the other arm of an `if`: only around a loop
+                continue
             found.append(definition)
             if definition.kind != "augassign" and self._dominates(definition, use_ctx):
                 killing = set(self.context(self._def_anchor(definition)).loops)
                 if isinstance(definition.node, cst.For):
                     killing.add(id(definition.node))  # its target is set on every iteration
+                entry = False
                 break
         for definition in after:
             ctx = self.context(self._def_anchor(definition))
             if (set(ctx.loops) & set(use_ctx.loops)) - killing:
                 found.append(definition)  # a loop back edge carries it around
-        return found
+        return found, entry
 
     def _enclosing_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
         for parent in self.ancestors(node):

@@ -80,56 +80,72 @@ def is_wide_dtype(path: str | None) -> bool:
 class ProvenanceAnalysis:
     """Computes and caches provenance flags for expressions of one kernel.
 
-    Local names are solved together as a fixpoint: every definition is evaluated against the
-    current table until nothing changes. Loop-carried variables (``acc``, ``m_i``, ``l_i`` of
-    an attention loop) depend on each other; a recursive walk over such cycles is exponential,
-    a fixpoint costs a few passes over the kernel. Every operation is monotone (flags are only
-    added, and ``%`` always swaps ARANGE for WRAPPED), so the iteration converges.
+    Flags are flow-sensitive: a name's use gets the flags of the definitions that reach it
+    (and of its value on entry, a parameter, when no definition always runs first), so
+    ``T = eos - bos`` in the varlen branch does not make the other branch's ``i_b * T`` a
+    product of two loaded values. Definitions are solved together as a fixpoint: every
+    definition is evaluated against the current table until nothing changes. Loop-carried
+    variables (``acc``, ``m_i``, ``l_i`` of an attention loop) depend on each other; a
+    recursive walk over such cycles is exponential, a fixpoint costs a few passes over the
+    kernel. Every operation is monotone (flags are only added, and ``%`` always swaps ARANGE
+    for WRAPPED), so the iteration converges.
     """
 
     def __init__(self, kernel: Kernel) -> None:
         self._kernel = kernel
         self._expr_cache: dict[int, tuple[cst.BaseExpression, Prov]] = {}
-        self._names: dict[str, Prov] | None = None
+        self._definitions: dict[int, Prov] | None = None  # id(Definition) -> flags
 
     def _initial(self, name: str) -> Prov:
         param = self._kernel.params_by_name.get(name)
-        if param is None:
+        if param is not None:
+            return Prov.CONSTEXPR if param.is_constexpr else Prov.RUNTIME
+        if name in self._kernel.definitions:
             return Prov.NONE
-        return Prov.CONSTEXPR if param.is_constexpr else Prov.RUNTIME
+        if name in self._kernel.module.global_constexprs:
+            return Prov.CONSTEXPR | Prov.GLOBAL
+        if name in self._kernel.module.globals:
+            return Prov.GLOBAL
+        return Prov.UNKNOWN
 
-    def _solve(self) -> dict[str, Prov]:
-        definitions = self._kernel.definitions
-        table = {name: self._initial(name) for name in definitions}
-        self._names = table  # read by of_name while solving
+    def _solve(self) -> dict[int, Prov]:
+        everything = [d for defs in self._kernel.definitions.values() for d in defs]
+        table = {id(d): Prov.NONE for d in everything}
+        self._definitions = table  # read by name lookups while solving
         for _ in range(len(table) * len(Prov) + 2):
             self._expr_cache.clear()  # expression values depend on the table being refined
             changed = False
-            for name, defs in definitions.items():
-                flags = self._initial(name)
-                for definition in defs:
-                    flags |= definition.provenance(self)
-                if flags != table[name]:
-                    table[name] = flags
+            for definition in everything:
+                flags = table[id(definition)] | definition.provenance(self)
+                if flags != table[id(definition)]:
+                    table[id(definition)] = flags
                     changed = True
             if not changed:
                 break
         self._expr_cache.clear()
         return table
 
+    def _table(self) -> dict[int, Prov]:
+        if self._definitions is None:
+            self._definitions = self._solve()
+        return self._definitions
+
     def of_name(self, name: str) -> Prov:
-        if self._names is None:
-            self._names = self._solve()
-        if name in self._names:
-            return self._names[name]
-        kernel = self._kernel
-        if name in kernel.params_by_name:
-            return self._initial(name)
-        if name in kernel.module.global_constexprs:
-            return Prov.CONSTEXPR | Prov.GLOBAL
-        if name in kernel.module.globals:
-            return Prov.GLOBAL
-        return Prov.UNKNOWN
+        """Flags of every value ``name`` can hold anywhere in the kernel."""
+        table = self._table()
+        flags = self._initial(name)
+        for definition in self._kernel.definitions.get(name, []):
+            flags |= table[id(definition)]
+        return flags
+
+    def _use(self, node: cst.Name) -> Prov:
+        """Flags of the values that can reach this use of a name."""
+        table = self._table()
+        reaching, entry = self._kernel.dataflow.reaching_with_entry(node)
+        flags = self._initial(node.value) if entry else Prov.NONE
+        for definition in reaching:
+            flags |= table[id(definition)]
+        return flags
 
     def of(self, node: cst.BaseExpression) -> Prov:
         # The cache holds the node too: a node outside the module tree (a rule's or a test's
@@ -155,7 +171,7 @@ class ProvenanceAnalysis:
         if isinstance(node, cst.Name):
             if node.value in ("None", "True", "False"):
                 return Prov.LITERAL
-            return self.of_name(node.value)
+            return self._use(node)
         if isinstance(node, cst.Attribute):
             return self._attribute(node)
         if isinstance(node, cst.Call):
