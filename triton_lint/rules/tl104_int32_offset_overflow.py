@@ -31,8 +31,10 @@ a long-context KV cache, `block_id * block_stride` in a paged cache. The wrapped
 or writes the wrong memory (or faults) only for the largest inputs, which is why this is the
 most frequently fixed kernel bug in public Triton projects. One finding is reported per index
 source (its other products are counted in the message), at the product a launch in the file
-shows spans a whole tensor (the size is `x.stride(0)`) when there is one. Products with a
-constexpr (`pid * BLOCK`) and products where either factor is widened are not reported, nor
+shows spans a whole tensor (the size is `x.stride(0)`) when there is one. A constexpr that
+is a tensor dimension counts as a size (`row * vocab_size`, `(bos * H + i_h) * K`); products
+with a tile size, a constexpr the kernel needs at compile time (`pid * BLOCK` with
+`tl.arange(0, BLOCK)`), and products where either factor is widened are not reported, nor
 products whose size every launch in the file fills with an inner stride (`q.stride(1)`, the
 second element of `q.stride()`): a head or column index times it stays inside one slice of
 the tensor's outermost dimension, which would itself need 2**31 elements."""
@@ -117,8 +119,10 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
             (node.left, node.right, left, right),
             (node.right, node.left, right, left),
         ):
-            if not index_flags & _INDEX or Prov.RUNTIME not in size_flags:
+            if not index_flags & _INDEX:
                 continue
+            if Prov.RUNTIME not in size_flags and not _dimension_constexpr(kernel, size):
+                continue  # `pid * BLOCK`: a tile size, or a literal
             if size_flags & (Prov.PROGRAM_ID | Prov.LOADED | Prov.ARANGE):
                 continue  # not a size: both factors are indices
             if Prov.BLOCK_PTR in index_flags or Prov.DESCRIPTOR in index_flags:
@@ -155,13 +159,14 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
             described.append(f"{kind} on line {kernel.span(source).line}")
         first = sources[0]
         example = f"{code(first)}.to({_int64(first, aliases)})"
-        size_text = f"`{code(size).strip()}`"
+        kind = "runtime" if Prov.RUNTIME in kernel.prov(size) else "constexpr dimension"
+        size_text = f"{kind} `{code(size).strip()}`"
         if product.outermost:
             stride = product.strides[0]
             line = kernel.module.span(stride.site.top, stride.node).line
             size_text += f" (`{stride.tensor}.stride(0)` at the launch on line {line})"
         message = (
-            f"`{code(node)}` multiplies an int32 index ({', '.join(described)}) by the runtime "
+            f"`{code(node)}` multiplies an int32 index ({', '.join(described)}) by the "
             f"{size_text} in int32 and overflows past 2**31 elements"
         )
         if others:
@@ -186,13 +191,25 @@ class _Product:
 
 
 def _size_strides(kernel: Kernel, size: cst.BaseExpression) -> list[Stride]:
-    """The tensor strides the launches in this file pass for ``size``, when it is one runtime
-    parameter (possibly times compile-time values) that every passing launch fills with a
-    stride; empty otherwise."""
-    runtime = [p for p in kernel.params_in(size) if not p.is_constexpr]
-    if len(runtime) != 1:
+    """The tensor strides the launches in this file pass for ``size``, when it is one
+    parameter (possibly times tile sizes) that every passing launch fills with a stride;
+    empty otherwise."""
+    needed = kernel.usage.compile_time_params()
+    sizes = [p for p in kernel.params_in(size) if p.name not in needed]
+    if len(sizes) != 1:
         return []
-    return launch_strides(kernel, runtime[0].name) or []
+    return launch_strides(kernel, sizes[0].name) or []
+
+
+def _dimension_constexpr(kernel: Kernel, size: cst.BaseExpression) -> bool:
+    """``size`` is built from constexpr parameters that are tensor dimensions, not tile sizes:
+    none of them is needed at compile time (a `tl.arange` bound, a shape, a `static_range`
+    bound, an `if` test), so they only size rows (`row * vocab_size`, `(bos * H + i_h) * K`)."""
+    params = kernel.params_in(size)
+    if not params or not all(p.is_constexpr for p in params):
+        return False
+    needed = kernel.usage.compile_time_params()
+    return not any(p.name in needed for p in params)
 
 
 def _launch_constant(kernel: Kernel, size: cst.BaseExpression) -> bool:
