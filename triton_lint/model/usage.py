@@ -24,6 +24,7 @@ import libcst as cst
 
 from triton_lint.api import load_table
 from triton_lint.model.names import TL, dotted_name
+from triton_lint.model.provenance import Prov
 
 if TYPE_CHECKING:
     from triton_lint.model.kernel import Kernel, Param
@@ -88,6 +89,7 @@ COMPILE_TIME_ARGS = frozenset(
 _ALL_COMPILE_TIME = {"arange", "static_range", "static_assert", "static_print", "constexpr"}
 #: Functions whose ``shape`` is a runtime tensor size, not a block shape.
 _RUNTIME_SHAPE = {"make_block_ptr", "make_tensor_descriptor"}
+_RUNTIME_FLAGS = Prov.RUNTIME | Prov.LOADED | Prov.PROGRAM_ID | Prov.ARANGE | Prov.TENSOR
 #: Python builtins whose arguments Triton evaluates at compile time.
 _COMPILE_TIME_BUILTINS = {"isinstance", "getattr", "hasattr", "len", "type"}
 _LOOP_FUNCS = {"range", f"{TL}.range", f"{TL}.static_range"}
@@ -368,7 +370,9 @@ class _UsageVisitor(cst.CSTVisitor):
             if callee is not None:
                 self._bind_jit(node, callee)
                 return
-            ct.extend(a.value for a in node.args)  # unknown helper: assume compile-time
+            # An unknown helper (imported from another module) may take constexprs; a
+            # runtime tensor or scalar argument cannot be one.
+            ct.extend(a.value for a in node.args if not self._runtime_value(a.value))
             return
         if isinstance(func, cst.Attribute):
             method = func.attr.value
@@ -380,6 +384,11 @@ class _UsageVisitor(cst.CSTVisitor):
                     ct.extend(a.value for a in node.args)  # unknown object: be conservative
                 return
             self._bind(node, signature, positional, exclude_shape=False)
+
+    def _runtime_value(self, expr: cst.BaseExpression) -> bool:
+        """A value only known when the kernel runs: loaded, a program id, lanes, a runtime
+        argument or anything computed from one."""
+        return bool(self.kernel.prov(expr) & _RUNTIME_FLAGS)
 
     def _bind(self, node, signature, positional, exclude_shape: bool) -> None:
         ct = self.usage.compile_time_exprs
