@@ -10,6 +10,8 @@ import libcst as cst
 from triton_lint.finding import Applicability, Category, Edit, Finding, Fix, Severity, Span
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
+from triton_lint.model.names import dotted_name
+from triton_lint.model.tree import iter_children
 from triton_lint.model.usage import is_flag_like, is_per_call_size
 from triton_lint.rules.base import Rule
 
@@ -74,7 +76,8 @@ with `use_fnuz`, `NT` and `MAX_NT` also passed as constexprs) and, when no launc
 passes one, a
 `*_MAX`/`*_MIN` parameter whose float default is a narrow type's limit (`448.0` for float8
 e4m3, `127.0` for int8). Only parameters whose values change from call to call are reported
-(per-call sizes such as rows, tokens, batch or `n_elements`, and float hyperparameters such as
+(per-call sizes such as rows, tokens, batch or `n_elements`, values a launch in the file
+computes from one, such as `math.ceil(n_rows / sm_count)`, and float hyperparameters such as
 `eps`, a scale or a dropout probability), whether the kernel uses them as runtime values or
 never uses them at all. Model dimensions, strides and tile sizes are left alone: they cost
 one compilation per model shape, and constant-folding them usually pays for it."""
@@ -179,16 +182,60 @@ def _drop_annotation(kernel: Kernel, param: Param) -> Fix | None:
 
 def _varies_per_call(kernel: Kernel, param: Param) -> bool:
     """A float hyperparameter, a per-call size (rows, tokens, batch), or a value that a launch
-    in this file computes from a float."""
+    in this file computes from a float or from a per-call size (`ceil(n_rows / sm_count)`,
+    `cdiv(T, BT)`)."""
     if is_per_call_size(param.name) or _FLOAT_NAME.match(param.name):
         return True
     default = param.node.default
     if isinstance(default, cst.Float):
         return True
-    return any(
+    if any(
         isinstance(s.value, float) or isinstance(s.node, cst.Float)
         for s in kernel.value_sources(param.name)
-    )
+    ):
+        return True
+    if "stride" in param.name.lower():
+        return False  # a layout, fixed per model shape
+    for site in kernel.launches:
+        argument = site.bound_arguments(kernel).get(param.name)
+        if argument is not None and any(is_per_call_size(n) for n in _host_names(site, argument)):
+            return True
+    return False
+
+
+def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> set[str]:
+    """Host names whose value flows into a launch argument, through the host function's single
+    assignments (``rows_per_program = math.ceil(n_rows / sm_count)`` gives ``n_rows``).
+    Only values are followed: not a tensor's attributes (``c.stride(0)`` does not change with
+    ``c``'s row count), not containers (``s[4]``), not the tests of ``x if M <= 256 else y``,
+    not divisors (``numel // M`` can cancel out), and not through bucketing
+    (``next_power_of_2``, ``log2``), which leaves a handful of values."""
+    names: set[str] = set()
+    pending: list[cst.CSTNode] = [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Attribute | cst.Subscript):
+            continue
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+            value = site.host_definitions.get(node.value)
+            if value is not None and depth > 0:
+                names |= _host_names(site, value, depth - 1)
+        elif isinstance(node, cst.Call):
+            callee = dotted_name(node.func) or ""
+            if callee.endswith(("power_of_2", "log2")):
+                continue
+            arguments = [arg.value for arg in node.args]
+            pending.extend(arguments[:1] if callee.endswith("cdiv") else arguments)
+        elif isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, cst.Divide | cst.FloorDivide
+        ):
+            pending.append(node.left)
+        elif isinstance(node, cst.IfExp):
+            pending.extend((node.body, node.orelse))
+        else:
+            pending.extend(iter_children(node))
+    return names
 
 
 #: What a launch argument is computed from: constants, values already in the compile key
