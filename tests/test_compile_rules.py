@@ -106,10 +106,10 @@ def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
     assert found == {
         (21, "warning", "grid axis 1 is a token/row count (`num_tokens`)"),
         (21, "info", "grid axis 2 is a batch size (`batch`)"),
-        (24, "info", "grid axis 1 is a product of runtime sizes (`batch` x `num_heads`)"),
+        (24, "warning", "grid axis 1 is a product of runtime sizes (`batch` x `num_heads`)"),
         (26, "info", "grid axis 1 is a `cdiv` of a token/row count (`seq_len`)"),
         (29, "warning", "grid axis 1 is a product of runtime sizes (`batch` x `seq_len`)"),
-        (33, "info", "grid axis 1 is a product of runtime sizes (`B` x `H`)"),
+        (33, "warning", "grid axis 1 is a product of runtime sizes (`B` x `H`)"),
         (34, "error", "grid axis 1 is 70000"),
         (36, "info", "grid axis 1 is a batch size (`batch`)"),
     }

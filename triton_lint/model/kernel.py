@@ -1074,12 +1074,17 @@ def _assigned_names(node: cst.CSTNode) -> Iterator[str]:
 
 
 def _returned_value(node: cst.FunctionDef) -> cst.BaseExpression | None:
+    """The value of the first top-level ``return`` (also of ``def grid(meta): return ...``)."""
     body = node.body
-    if not isinstance(body, cst.IndentedBlock):
+    if isinstance(body, cst.SimpleStatementSuite):
+        lines: list[cst.BaseSmallStatement] = list(body.body)
+    elif isinstance(body, cst.IndentedBlock):
+        lines = [
+            small
+            for stmt in body.body
+            if isinstance(stmt, cst.SimpleStatementLine)
+            for small in stmt.body
+        ]
+    else:
         return None
-    for stmt in body.body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                if isinstance(small, cst.Return):
-                    return small.value
-    return None
+    return next((small.value for small in lines if isinstance(small, cst.Return)), None)

@@ -40,11 +40,13 @@ class GridAxisLimit(Rule):
 CUDA allows 2^31-1 programs on grid axis 0 but only 65535 on axes 1 and 2. A grid such as
 `(cdiv(D, BLOCK), num_tokens)` or `(n_blocks, batch * heads)` works in tests and fails in
 production with "invalid argument" (or launches nothing on some drivers) once the batch, the
-token count or the batch x heads product grows. Token and row counts on axis 1/2 are
-warnings, as are products that include one (`cdiv(seq_len, BLOCK) * batch`). A `cdiv` of a
-token count alone, a batch alone and a batch x heads product are information: the last passes
-65535 only for batches of 512 or more at 128 heads. Literals and small constexpr-bounded
-values are left alone."""
+token count or the batch x heads product grows (FLA's varlen kernels put sequences x heads
+on axis 1 and fixed it three times: a packed batch of 2,048 short sequences at 32 heads is
+enough). Token and row counts on axis 1/2 are warnings, as are products of runtime sizes
+(`batch * heads`, `cdiv(seq_len, BLOCK) * batch`); a `cdiv` of a token count alone, or a
+batch alone, is information. Sizes are read through the launching function's assignments
+(`N = B if cu_seqlens is None else len(cu_seqlens) - 1` is a batch). Literals and small
+constexpr-bounded values are left alone."""
     fix = """\
 Put the large dimension on axis 0 (`grid = (num_tokens, cdiv(D, BLOCK))` and swap
 `tl.program_id(0)`/`(1)` in the kernel), or loop over it inside the kernel."""
@@ -117,7 +119,7 @@ def _classify(
             return Severity.ERROR, f"{value}"
         return None
     atoms: list[tuple[str, bool]] = []  # (label, divided)
-    _atoms(dim, False, atoms)
+    _atoms(dim, False, atoms, site.host_definitions)
     tokens = [a for a in atoms if _TOKENS.search(a[0]) and not _BATCH.match(a[0])]
     batch = [a for a in atoms if _BATCH.match(a[0])]
     heads = [a for a in atoms if _HEADS.search(a[0]) and "dim" not in a[0].lower()]
@@ -130,9 +132,7 @@ def _classify(
         and any(not a[1] for a in batch + heads)
     ):
         names = " x ".join(f"`{a[0]}`" for a in batch + heads + tokens)
-        # Batch x heads passes 65535 only for decode batches of 512+ at 128 heads.
-        severity = Severity.WARNING if tokens else Severity.INFO
-        return severity, f"a product of runtime sizes ({names})"
+        return Severity.WARNING, f"a product of runtime sizes ({names})"
     if tokens:
         return Severity.INFO, f"a `cdiv` of a token/row count (`{tokens[0][0]}`)"
     if batch and not batch[0][1]:
@@ -140,9 +140,21 @@ def _classify(
     return None
 
 
-def _atoms(node: cst.CSTNode, divided: bool, out: list[tuple[str, bool]]) -> None:
+def _atoms(
+    node: cst.CSTNode,
+    divided: bool,
+    out: list[tuple[str, bool]],
+    definitions: dict[str, cst.BaseExpression],
+    depth: int = 3,
+) -> None:
+    """The named sizes ``node`` multiplies, each marked when it is divided (``cdiv(T, B)``);
+    a name that says nothing (``N``) is read through the host function's assignment."""
     if isinstance(node, cst.Name):
-        out.append((node.value, divided))
+        value = definitions.get(node.value)
+        if value is not None and depth > 0 and not _named_size(node.value):
+            _atoms(value, divided, out, definitions, depth - 1)
+        else:
+            out.append((node.value, divided))
         return
     if isinstance(node, cst.Attribute):
         out.append((node.attr.value, divided))
@@ -158,22 +170,32 @@ def _atoms(node: cst.CSTNode, divided: bool, out: list[tuple[str, bool]]) -> Non
         name = dotted_name(node.func) or ""
         if name in _CDIV or name.endswith(".cdiv"):
             if node.args:
-                _atoms(node.args[0].value, True, out)
+                _atoms(node.args[0].value, True, out, definitions, depth)
             return
         if name in ("min", "max"):
             return  # clamped
+        if name == "len":
+            return  # `len(cu_seqlens)`: a count of elements, not the tensor's own kind
         for arg in node.args:
-            _atoms(arg.value, divided, out)
+            _atoms(arg.value, divided, out, definitions, depth)
         return
     if isinstance(node, cst.BinaryOperation):
         if isinstance(node.operator, cst.FloorDivide | cst.Divide | cst.RightShift):
-            _atoms(node.left, True, out)
+            _atoms(node.left, True, out, definitions, depth)
             return
         if isinstance(node.operator, cst.Modulo):
             return
-        _atoms(node.left, divided, out)
-        _atoms(node.right, divided, out)
+        _atoms(node.left, divided, out, definitions, depth)
+        _atoms(node.right, divided, out, definitions, depth)
+        return
+    if isinstance(node, cst.IfExp):
+        _atoms(node.body, divided, out, definitions, depth)  # the values, not the test
+        _atoms(node.orelse, divided, out, definitions, depth)
         return
     for child in iter_children(node):
         if isinstance(child, cst.BaseExpression):
-            _atoms(child, divided, out)
+            _atoms(child, divided, out, definitions, depth)
+
+
+def _named_size(name: str) -> bool:
+    return bool(_TOKENS.search(name) or _BATCH.match(name) or _HEADS.search(name))
