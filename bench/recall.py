@@ -1,0 +1,258 @@
+"""Recall on shipped bugs: lint the release before and after an upstream kernel fix.
+
+    python bench/recall.py                 # fetch (cached), lint, write docs/recall.md
+    python bench/recall.py --no-report     # print the table only
+
+Each case in ``bench/recall.tsv`` names a bug that shipped in a PyPI release of a Triton kernel
+library and was fixed upstream (the pull request or commit is the reference): the package, the
+release with the bug and the first release with the fix, the file inside the wheel, the kernel,
+and the rule code that should report it. Cases were collected from the projects' fix history
+without running the linter, so the count is not biased towards what it already finds.
+
+For both releases the one file is read from the release's wheel on PyPI with HTTP range
+requests (a vLLM wheel is 300 MB; the file is a few kB) and kept under
+``$TRITON_LINT_CORPUS/recall/`` (default ``/work/.cache/corpus/recall``). It is linted as
+``triton-lint`` lints it by default (target Triton 3.9, the default rule set, vendor-fork
+directories as configured by default). A case is **caught** when the
+buggy release has a finding of the expected code inside the kernel, and the fix **silences**
+it when the fixed release has fewer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import sys
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from triton_lint.config import DEFAULT_FORK_BACKENDS  # noqa: E402
+from triton_lint.engine import lint_bytes  # noqa: E402
+from triton_lint.rules import all_rules  # noqa: E402
+from triton_lint.run import is_fork_backend  # noqa: E402
+
+CACHE = Path(os.environ.get("TRITON_LINT_CORPUS", "/work/.cache/corpus")) / "recall"
+CASES = ROOT / "bench" / "recall.tsv"
+REPORT = ROOT / "docs" / "recall.md"
+TARGET_VERSION = "3.9"
+INDEX = "https://pypi.org/simple"
+
+
+@dataclass(frozen=True)
+class Case:
+    package: str
+    before: str
+    after: str
+    path: str
+    kernel: str
+    code: str
+    reference: str
+    bug: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: Case
+    before: int | None  # findings of the expected code in the kernel; None: file or kernel absent
+    after: int | None
+    others: tuple[str, ...]  # other codes reported in the buggy kernel
+
+    @property
+    def caught(self) -> bool:
+        return bool(self.before)
+
+    @property
+    def silenced(self) -> bool:
+        return self.caught and self.after is not None and self.after < (self.before or 0)
+
+
+def load_cases(path: Path = CASES) -> list[Case]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = [row for row in csv.reader(handle, delimiter="\t") if row and row[0][:1] != "#"]
+    return [Case(*row) for row in rows]
+
+
+def _wheel_url(package: str, version: str) -> str:
+    """The URL of one wheel of ``package==version`` (a pure one if there is one), from
+    PyPI's JSON simple index."""
+    request = urllib.request.Request(
+        f"{INDEX}/{package}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        files = json.load(response)["files"]
+    stem = package.replace("-", "_").lower()
+    wheels = [
+        f["url"]
+        for f in files
+        if f["filename"].endswith(".whl")
+        and f["filename"].split("-")[0].lower() == stem
+        and f["filename"].split("-")[1] == version
+        and ("none-any" in f["filename"] or "x86_64" in f["filename"])
+    ]
+    if not wheels:
+        raise SystemExit(f"no wheel for {package}=={version} on {INDEX}")
+    return sorted(wheels, key=lambda url: "none-any" not in url)[0]
+
+
+class _RemoteFile(io.RawIOBase):
+    """A read-only, seekable view of a file served over HTTP with range requests, so that
+    ``zipfile`` reads one member of a 300 MB wheel without downloading it."""
+
+    _BLOCK = 1 << 18
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.position = 0
+        self.blocks: dict[int, bytes] = {}
+        request = urllib.request.Request(url, headers={"Range": "bytes=0-0"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            self.size = int(response.headers["Content-Range"].rsplit("/", 1)[1])
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
+        self.position = base + offset
+        return self.position
+
+    def _block(self, index: int) -> bytes:
+        if index not in self.blocks:
+            start = index * self._BLOCK
+            end = min(start + self._BLOCK, self.size) - 1
+            headers = {"Range": f"bytes={start}-{end}"}
+            request = urllib.request.Request(self.url, headers=headers)
+            with urllib.request.urlopen(request, timeout=120) as response:
+                self.blocks[index] = response.read()
+        return self.blocks[index]
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            size = self.size - self.position
+        size = max(0, min(size, self.size - self.position))
+        out = bytearray()
+        while len(out) < size:
+            index, within = divmod(self.position + len(out), self._BLOCK)
+            out += self._block(index)[within : within + size - len(out)]
+        self.position += len(out)
+        return bytes(out)
+
+
+def read_member(package: str, version: str, path: str, cache: Path) -> bytes | None:
+    """The bytes of ``path`` inside the wheel of ``package==version`` (None when the wheel
+    has no such file), read remotely once and then kept under ``cache``."""
+    local = cache / f"{package}-{version}" / path
+    missing = local.with_name(local.name + ".missing")
+    if local.exists():
+        return local.read_bytes()
+    if missing.exists():
+        return None
+    local.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(_RemoteFile(_wheel_url(package, version))) as archive:
+        try:
+            data = archive.read(path)
+        except KeyError:
+            missing.touch()
+            return None
+    local.write_bytes(data)
+    return data
+
+
+def _count(case: Case, version: str, cache: Path) -> tuple[int | None, tuple[str, ...]]:
+    """Findings of the case's code inside its kernel in one release, and the other codes."""
+    data = read_member(case.package, version, case.path, cache)
+    if data is None:
+        return None, ()
+    fork = is_fork_backend(case.path, DEFAULT_FORK_BACKENDS)
+    rules = [r for r in all_rules() if r.default_enabled and not (fork and r.upstream_only)]
+    result = lint_bytes(case.path, data, rules, TARGET_VERSION)
+    if result.model is None or case.kernel not in result.model.kernels_by_name:
+        return None, ()
+    in_kernel = [f for f in result.findings if f.kernel == case.kernel]
+    hits = sum(1 for f in in_kernel if f.code == case.code)
+    return hits, tuple(sorted({f.code for f in in_kernel} - {case.code}))
+
+
+def evaluate(case: Case, cache: Path) -> Outcome:
+    before, others = _count(case, case.before, cache)
+    after, _ = _count(case, case.after, cache)
+    return Outcome(case, before, after, others)
+
+
+def _cell(count: int | None) -> str:
+    return "kernel not found" if count is None else str(count)
+
+
+def report(outcomes: list[Outcome]) -> str:
+    covered = [o for o in outcomes if o.case.code != "-"]
+    codes = sorted({o.case.code for o in covered})
+    lines = [
+        "# Recall on shipped bugs",
+        "",
+        "Generated by `python bench/recall.py` from the cases in `bench/recall.tsv`: bugs that",
+        "shipped in a PyPI release of a Triton kernel library and were fixed upstream. Each",
+        "case lints the file in the release with the bug and in the first release with the fix",
+        "(default rules, target Triton 3.9) and counts the findings of the expected code inside",
+        "the kernel. Cases were collected from the projects' fix history without running the",
+        "linter.",
+        "",
+        "| code | cases | caught | fix silences it |",
+        "|---|---|---|---|",
+    ]
+    for code in codes:
+        mine = [o for o in outcomes if o.case.code == code]
+        lines.append(
+            f"| {code} | {len(mine)} | {sum(o.caught for o in mine)} | "
+            f"{sum(o.silenced for o in mine)} |"
+        )
+    caught = sum(o.caught for o in covered)
+    share = f" ({100 * caught / len(covered):.0f}%)" if covered else ""
+    silenced = sum(o.silenced for o in covered)
+    lines.append(f"| **all** | {len(covered)} | {caught}{share} | {silenced} |")
+    lines += [
+        "",
+        f"{len(outcomes) - len(covered)} more cases are bugs no rule covers (wrong offsets,",
+        "wrong mask logic, host-side mistakes); they are listed last with code `-`, with the",
+        "codes the linter does report in their kernel.",
+        "",
+        "| case | code | before | after | other codes in the kernel | bug |",
+        "|---|---|---|---|---|---|",
+    ]
+    for o in covered + [o for o in outcomes if o.case.code == "-"]:
+        c = o.case
+        name = f"{c.package} {c.before} → {c.after} `{c.path}` `{c.kernel}` ({c.reference})"
+        lines.append(
+            f"| {name} | {c.code} | {_cell(o.before)} | {_cell(o.after)} | "
+            f"{', '.join(o.others) or '-'} | {c.bug} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--no-report", action="store_true", help="do not write docs/recall.md")
+    args = parser.parse_args()
+    outcomes = [evaluate(case, args.cache) for case in load_cases()]
+    text = report(outcomes)
+    if not args.no_report:
+        REPORT.write_text(text, encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""bench/recall.py counts findings of the expected code inside the named kernel, per release."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BUGGY = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_copy(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)
+    tl.store(y_ptr + row * stride + cols, x, mask=cols < n)
+"""
+FIXED = BUGGY.replace("row = tl.program_id(0)", "row = tl.program_id(0).to(tl.int64)")
+
+
+def _recall():
+    spec = importlib.util.spec_from_file_location("recall", ROOT / "bench" / "recall.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _releases(recall, monkeypatch, files: dict[str, str | None]) -> None:
+    """Serve the case's file per release from memory instead of PyPI."""
+
+    def read_member(package, version, path, cache):
+        text = files[version]
+        return None if text is None else text.encode()
+
+    monkeypatch.setattr(recall, "read_member", read_member)
+
+
+def test_caught_and_silenced(tmp_path, monkeypatch):
+    recall = _recall()
+    _releases(recall, monkeypatch, {"1.0": BUGGY, "1.1": FIXED})
+    case = recall.Case("pkg", "1.0", "1.1", "pkg/ops.py", "row_copy", "TL104", "o/r#1", "bug")
+    outcome = recall.evaluate(case, tmp_path)
+    assert (outcome.before, outcome.after, outcome.caught, outcome.silenced) == (1, 0, True, True)
+    table = recall.report([outcome])
+    assert "| TL104 | 1 | 1 | 1 |" in table
+
+
+def test_missed_and_missing_kernel(tmp_path, monkeypatch):
+    recall = _recall()
+    _releases(recall, monkeypatch, {"1.0": FIXED, "1.1": None})
+    case = recall.Case("pkg", "1.0", "1.1", "pkg/ops.py", "row_copy", "TL104", "o/r#1", "bug")
+    outcome = recall.evaluate(case, tmp_path)
+    assert (outcome.before, outcome.after, outcome.caught, outcome.silenced) == (
+        0,
+        None,
+        False,
+        False,
+    )
+    other = recall.Case("pkg", "1.0", "1.0", "pkg/ops.py", "absent", "TL104", "o/r#1", "bug")
+    assert recall.evaluate(other, tmp_path).before is None
+    assert "kernel not found" in recall.report([recall.evaluate(other, tmp_path)])
