@@ -89,3 +89,47 @@ def test_tl104_skips_products_with_an_inner_stride_only():
     # without the launch the same kernel is reported: the launch is the evidence
     kernel_only = text.split("\n\ndef launch")[0] + "\n"
     assert len(lint_text("k.py", kernel_only, [rules_by_code()["TL104"]]).findings) == 1
+
+
+LAUNCHES = textwrap.dedent(
+    """\
+    import triton
+    import triton.language as tl
+    from torch.library import wrap_triton
+
+
+    @triton.jit
+    def rows(x_ptr, out_ptr, n_cols, so_row, so_col, M: tl.int64, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * M + cols, mask=cols < n_cols, other=0.0)
+        tl.store(out_ptr + row * so_row + cols * so_col, x, mask=cols < n_cols)
+
+
+    def launch(x, out, extra):
+        strides = out.stride()
+        wrap_triton(rows)[(x.shape[0],)](x, out, x.shape[1], strides[1], out.stride(-1),
+                                         x.shape[1], BLOCK=128)
+        rows[(1,)](x, out, *extra, BLOCK=128)
+    """
+)
+
+
+def test_launch_facts_through_wrappers_subscripts_and_stars():
+    model = build_module_model("m.py", LAUNCHES, cst.parse_module(LAUNCHES))
+    kernel = model.kernels[0]
+    assert len(kernel.launches) == 2  # `wrap_triton(rows)[grid](...)` is a launch too
+    [row_stride] = launch_strides(kernel, "so_row") or []
+    assert (row_stride.tensor, row_stride.axis, row_stride.inner) == ("out", 1, True)
+    [col_stride] = launch_strides(kernel, "so_col") or []
+    assert (col_stride.axis, col_stride.inner) == (-1, True)
+    # positions after `*extra` are unknown: the second launch binds only x_ptr and out_ptr
+    assert set(kernel.launches[1].bound_arguments(kernel)) == {"x_ptr", "out_ptr", "BLOCK"}
+
+
+def test_tl104_int64_annotation_and_inner_strides_stay_quiet():
+    # `M: tl.int64` is passed as an i64; both stride products are inner strides
+    assert lint_text("k.py", LAUNCHES, [rules_by_code()["TL104"]]).findings == []
+    unannotated = LAUNCHES.replace("M: tl.int64", "M")
+    [finding] = lint_text("k.py", unannotated, [rules_by_code()["TL104"]]).findings
+    assert finding.message.startswith("`row * M`")

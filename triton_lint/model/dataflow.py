@@ -978,7 +978,7 @@ class DataFlow:
             if self.is_widening(node):
                 return False
             access = self.kernel.access_for_call(node)
-            if is_program_id(node, self.kernel.module.aliases) or (
+            if self.tl_short(node) == "program_id" or (
                 access is not None and access.kind == "load"
             ):
                 found.append(node)

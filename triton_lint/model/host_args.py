@@ -27,6 +27,11 @@ class Stride:
     node: cst.BaseExpression  # the launch argument as written
     site: LaunchSite
 
+    @property
+    def inner(self) -> bool:
+        """A stride inside the outermost dimension (``x.stride(1)``, ``x.stride(-1)``)."""
+        return self.axis > 0 or self.axis == -1
+
 
 def launch_strides(kernel: Kernel, param: str) -> list[Stride] | None:
     """The stride each same-file launch passes for ``param``; None when no launch passes it,
@@ -58,6 +63,11 @@ def _strides_of(
         if value is None or hops == 0:
             return None
         return _strides_of(site, value, hops - 1)
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and hops > 0:
+        # `strides[1]` with `strides = q.stride()` in the host function
+        value = site.host_definitions.get(expr.value.value)
+        if value is not None:
+            return _strides_of(site, expr.with_changes(value=value), hops - 1)
     stride = _stride_call(expr)
     return None if stride is None else [stride]
 

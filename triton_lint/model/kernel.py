@@ -850,7 +850,13 @@ class _LaunchFinder(cst.CSTVisitor):
         func = node.func
         if not isinstance(func, cst.Subscript) or not func.slice:
             return
-        name = dotted_name(func.value)
+        launched = func.value
+        if isinstance(launched, cst.Call) and launched.args:
+            # torch's `wrap_triton(kernel)[grid](...)` / `capture_triton(kernel)[grid](...)`
+            wrapper = dotted_name(launched.func) or ""
+            if wrapper.endswith(("wrap_triton", "capture_triton")):
+                launched = launched.args[0].value
+        name = dotted_name(launched)
         if name is None:
             return
         short = name.rsplit(".", 1)[-1]
@@ -865,7 +871,7 @@ class _LaunchFinder(cst.CSTVisitor):
             top=self.top,
             grid=grid,
             grid_dims=self._grid_dims(grid),
-            args=[a.value for a in node.args if a.keyword is None and not a.star],
+            args=_positional_before_star(node),
             keywords={a.keyword.value: a.value for a in node.args if a.keyword is not None},
             host_definitions=self.definitions[-1],
             host_locals=self.locals[-1],
@@ -891,6 +897,18 @@ class _LaunchFinder(cst.CSTVisitor):
         if isinstance(grid, cst.Tuple | cst.List):
             return [el.value for el in grid.elements]
         return None
+
+
+def _positional_before_star(call: cst.Call) -> list[cst.BaseExpression]:
+    """Positional arguments up to the first ``*args``: the positions after it are unknown."""
+    found: list[cst.BaseExpression] = []
+    for arg in call.args:
+        if arg.keyword is not None:
+            continue
+        if arg.star:
+            break
+        found.append(arg.value)
+    return found
 
 
 def _grid_expression(func: cst.Subscript) -> cst.BaseExpression:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from triton_lint.model.names import TL, is_program_id
+from triton_lint.model.names import TL
 
 if TYPE_CHECKING:
     from triton_lint.model.kernel import Kernel
@@ -99,7 +99,14 @@ class ProvenanceAnalysis:
     def _initial(self, name: str) -> Prov:
         param = self._kernel.params_by_name.get(name)
         if param is not None:
-            return Prov.CONSTEXPR if param.is_constexpr else Prov.RUNTIME
+            if param.is_constexpr:
+                return Prov.CONSTEXPR
+            annotation = param.node.annotation
+            if annotation is not None and is_wide_dtype(
+                self._kernel.module.aliases.resolve(annotation.annotation)
+            ):
+                return Prov.RUNTIME | Prov.WIDENED  # `M: tl.int64` is passed as an i64
+            return Prov.RUNTIME
         if name in self._kernel.definitions:
             return Prov.NONE
         if name in self._kernel.module.global_constexprs:
@@ -215,8 +222,6 @@ class ProvenanceAnalysis:
 
     def _call(self, node: cst.Call) -> Prov:
         kernel = self._kernel
-        if is_program_id(node, kernel.module.aliases):
-            return Prov.PROGRAM_ID
         path = kernel.module.aliases.resolve(node.func)
         args = [arg.value for arg in node.args]
         if path is not None and path.startswith(TL + "."):
@@ -233,6 +238,8 @@ class ProvenanceAnalysis:
         short = name.rsplit(".", 1)[-1]
         if short == "arange":
             return Prov.ARANGE | Prov.TENSOR
+        if short == "program_id":
+            return Prov.PROGRAM_ID
         if short == "num_programs":
             return Prov.RUNTIME
         if short == "load":

@@ -10,7 +10,7 @@ import libcst as cst
 from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
 from triton_lint.model.host_args import Stride, launch_strides
 from triton_lint.model.kernel import Kernel
-from triton_lint.model.names import CONVENTIONAL, TL, Aliases, dotted_name, is_program_id
+from triton_lint.model.names import CONVENTIONAL, TL, Aliases, dotted_name
 from triton_lint.model.provenance import Prov
 from triton_lint.rules.base import Rule
 
@@ -136,7 +136,7 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
             if _is_float(kernel, index) or _is_float(kernel, size):
                 continue  # `(oh + 0.5) * scale`: float arithmetic, not an int32 offset
             strides = _size_strides(kernel, size)
-            if strides and all(stride.axis > 0 for stride in strides):
+            if strides and all(stride.inner for stride in strides):
                 continue  # an inner stride: the product stays inside one outermost slice
             sources = kernel.dataflow.index_sources(index)
             if not sources:
@@ -155,7 +155,9 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
         for source in sources:
             widened = f"{code(source)}.to({_int64(source, aliases)})"
             edits.append(self.replace_node(kernel, source, widened))
-            kind = "program id" if is_program_id(source, aliases) else "loaded index"
+            kind = (
+                "program id" if kernel.dataflow.tl_short(source) == "program_id" else "loaded index"
+            )
             described.append(f"{kind} on line {kernel.span(source).line}")
         first = sources[0]
         example = f"{code(first)}.to({_int64(first, aliases)})"
@@ -195,7 +197,7 @@ def _size_strides(kernel: Kernel, size: cst.BaseExpression) -> list[Stride]:
     parameter (possibly times tile sizes) that every passing launch fills with a stride;
     empty otherwise."""
     needed = kernel.usage.compile_time_params()
-    sizes = [p for p in kernel.params_in(size) if p.name not in needed]
+    sizes = [p for p in kernel.params_in(size) if not (p.is_constexpr and p.name in needed)]
     if len(sizes) != 1:
         return []
     return launch_strides(kernel, sizes[0].name) or []
