@@ -133,3 +133,43 @@ def test_tl104_int64_annotation_and_inner_strides_stay_quiet():
     unannotated = LAUNCHES.replace("M: tl.int64", "M")
     [finding] = lint_text("k.py", unannotated, [rules_by_code()["TL104"]]).findings
     assert finding.message.startswith("`row * M`")
+
+
+BRANCHES = textwrap.dedent(
+    """\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def shift(x_ptr, s_ptr, L, C, s_b, s_l, s_c, BL: tl.constexpr, BC: tl.constexpr):
+        pid_b = tl.program_id(0).to(tl.int64)
+        rows = tl.program_id(1) * BL + tl.arange(0, BL)
+        cols = tl.arange(0, BC)
+        mask = (rows[:, None] < L) & (cols[None, :] < C)
+        s = tl.load(s_ptr + pid_b * s_b + rows[:, None] * s_l + cols[None, :] * s_c, mask=mask)
+        tl.store(x_ptr + pid_b * L * C + rows[:, None] * C + cols[None, :], s, mask=mask)
+
+
+    def launch(x, shift_t, broadcast):
+        B, L, C = x.shape
+        if broadcast:
+            sb = sl = sc = 0
+        else:
+            sb, sl, sc = shift_t.stride()
+        shift[(B, triton.cdiv(L, 64))](x, shift_t, L, C, sb, sl, sc, BL=64, BC=128)
+    """
+)
+
+
+def test_strides_assigned_in_both_arms_of_a_host_if():
+    """Round-7 false positive (SGLang scale_shift_triton.py): the strides come from
+    `shift_t.stride()` in one arm and `0` in the other; the 0 adds nothing."""
+    model = build_module_model("m.py", BRANCHES, cst.parse_module(BRANCHES))
+    [row] = launch_strides(model.kernels[0], "s_l") or []
+    assert (row.tensor, row.axis) == ("shift_t", 1)
+    codes = [
+        (f.line, f.message.split("`")[1])
+        for f in lint_text("k.py", BRANCHES, [rules_by_code()["TL104"]]).findings
+    ]
+    assert codes == [(12, "rows[:, None] * C")]  # the inner-stride product is not reported

@@ -59,10 +59,16 @@ def _strides_of(
             return None
         return [pair for f in found for pair in f or ()]
     if isinstance(expr, cst.Name):
-        value = site.host_definitions.get(expr.value)
-        if value is None or hops == 0:
+        values = site.host_alternatives.get(expr.value)
+        if expr.value in site.host_definitions:
+            values = [site.host_definitions[expr.value]]
+        if not values or hops == 0:
             return None
-        return _strides_of(site, value, hops - 1)
+        strides = [v for v in values if not _is_zero(v)]
+        found = [_strides_of(site, value, hops - 1) for value in strides]
+        if not strides or any(f is None for f in found):
+            return None
+        return [pair for f in found for pair in f or ()]
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and hops > 0:
         # `strides[1]` with `strides = q.stride()` in the host function
         value = site.host_definitions.get(expr.value.value)

@@ -171,6 +171,9 @@ class LaunchSite:
     host_definitions: dict[str, cst.BaseExpression] = field(default_factory=dict)
     #: Every name local to the enclosing host functions (parameters and any binding).
     host_locals: frozenset[str] = frozenset()
+    #: Host names bound only by plain assignments, more than once (``s0, s1 = x.stride()`` in
+    #: one arm of an ``if``, ``s0 = s1 = 0`` in the other): every value they can hold.
+    host_alternatives: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
 
     def bound_arguments(self, kernel: Kernel) -> dict[str, cst.BaseExpression]:
         """Parameter name -> argument expression, positional and keyword."""
@@ -824,6 +827,7 @@ class _LaunchFinder(cst.CSTVisitor):
         self.top: cst.CSTNode = model.module
         self.scopes: list[dict[str, cst.BaseExpression]] = [{}]
         self.definitions: list[dict[str, cst.BaseExpression]] = [{}]
+        self.alternatives: list[dict[str, list[cst.BaseExpression]]] = [{}]
         self.locals: list[frozenset[str]] = [frozenset()]
         self.function_defs: list[dict[str, cst.FunctionDef]] = [{}]
         self.kernel_nodes = {id(k.node) for k in model.kernels}
@@ -835,6 +839,7 @@ class _LaunchFinder(cst.CSTVisitor):
         self.scopes.append(dict(_simple_assignments(node)))
         bindings = _function_bindings(node)
         self.definitions.append(dict(_host_definitions(node, bindings)))
+        self.alternatives.append(_host_alternatives(node, bindings))
         self.locals.append(self.locals[-1] | frozenset(bindings))
         self.function_defs.append({})
         return True
@@ -843,6 +848,7 @@ class _LaunchFinder(cst.CSTVisitor):
         if id(original_node) not in self.kernel_nodes:
             self.scopes.pop()
             self.definitions.pop()
+            self.alternatives.pop()
             self.locals.pop()
             self.function_defs.pop()
 
@@ -874,6 +880,7 @@ class _LaunchFinder(cst.CSTVisitor):
             args=_positional_before_star(node),
             keywords={a.keyword.value: a.value for a in node.args if a.keyword is not None},
             host_definitions=self.definitions[-1],
+            host_alternatives=self.alternatives[-1],
             host_locals=self.locals[-1],
         )
         self.model.launches.append(site)
@@ -1057,6 +1064,24 @@ def _host_definitions(
             for name, source in _unpack(target, value):
                 if bindings.get(name) == 1:
                     yield name, source
+
+
+def _host_alternatives(
+    node: cst.FunctionDef, bindings: dict[str, int]
+) -> dict[str, list[cst.BaseExpression]]:
+    """Names a host function binds more than once, all by plain assignments (at any depth),
+    with every value they are given."""
+    body = node.body
+    if not isinstance(body, cst.IndentedBlock):
+        return {}
+    found: dict[str, list[cst.BaseExpression]] = {}
+    for small in iter_small_statements(body.body):
+        if not isinstance(small, cst.Assign):
+            continue
+        for target in small.targets:  # `a = b = 0` binds both to the value
+            for name, source in _unpack(target.target, small.value):
+                found.setdefault(name, []).append(source)
+    return {n: v for n, v in found.items() if len(v) > 1 and len(v) == bindings.get(n)}
 
 
 def _unpack(
