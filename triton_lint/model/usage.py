@@ -139,6 +139,8 @@ class KernelUsage:
             assert self._kernel is not None
             found: set[str] = set()
             for expr in self.compile_time_exprs:
+                if _dtype_of_value(expr):
+                    continue  # `p_y.dtype.element_ty`: the pointer's type, not its offsets
                 found.update(p.name for p in self._kernel.params_in(expr))
             self._compile_time = found
         return self._compile_time
@@ -150,6 +152,15 @@ class KernelUsage:
             for p in self._kernel.params_in(expr):
                 out[p.name] = p
         return list(out.values())
+
+
+def _dtype_of_value(expr: cst.BaseExpression) -> bool:
+    """``x.dtype`` or ``x.dtype.element_ty``: a type, fixed by what ``x`` points to whatever
+    the sizes and offsets it was computed from."""
+    return isinstance(expr, cst.Attribute) and (
+        expr.attr.value == "dtype"
+        or (expr.attr.value == "element_ty" and isinstance(expr.value, cst.Attribute))
+    )
 
 
 def build_usage(kernel: Kernel) -> KernelUsage:
