@@ -69,12 +69,13 @@ NOTES = """
   The uniform rounds measure what a user sees: 48% true positives in round 5, 66% (56-75%) in
   round 6 after TL104 started reading launch strides and TL203/TL209 were recalibrated, 51%
   (41-61%) in round 7, drawn after the recall work added findings (below). Of round 7's
-  findings, the final linter still reports 88: 57% true positives, 8 false positives.
+  findings, the final linter still reports 85: 58% true positives, 7 false positives.
 - Precision was traded for recall on purpose. `bench/recall.py` (see
   [recall.md](recall.md)) lints the release before and after 106 upstream fixes of shipped
   kernel bugs. It showed TL104 catching 8 of 31 int32-overflow fixes at first; flow-sensitive
   provenance (FLA's varlen branches), constexpr tensor dimensions (`row * vocab_size`) and
-  launch facts bring it to 45 of 48, at the cost of more TL104 findings (1,854 -> 2,338).
+  launch facts bring it to 45 of 48, at the cost of more TL104 findings (1,854 -> 2,445).
+  TL203 went from 2 to 8 of 11 the same way (393 -> 515 findings).
   TL209's batch x heads axes went back to warnings because FLA fixed that exact grid three
   times.
 - Per rule in rounds 6 and 7 together: TL207 28/28, TL208 29/31 (the others Intel XPU code,
@@ -91,7 +92,8 @@ NOTES = """
   `tl.where`/`%` arithmetic, on a column position widened before the stride multiply, on
   index tensors the host creates int64 in another file, and through a stride tuple kept in
   a dict; TL103 when a heuristic fixes the block size to 1; TL102 on padded or swizzled
-  destinations.
+  destinations. The round-7 TL104 rates predate the last two TL104 changes (strides in both
+  arms of a host `if`, constexprs seen only through a pointer's `.dtype`).
 """
 
 
