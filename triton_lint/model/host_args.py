@@ -53,22 +53,12 @@ def _strides_of(
 ) -> list[tuple[str, int]] | None:
     """``(tensor, axis)`` for each value ``expr`` can take, or None when one is not a stride."""
     if isinstance(expr, cst.IfExp):
-        branches = [b for b in (expr.body, expr.orelse) if not _is_zero(b)]
-        found = [_strides_of(site, branch, hops) for branch in branches]
-        if not branches or any(f is None for f in found):
-            return None
-        return [pair for f in found for pair in f or ()]
+        return _every_stride(site, [expr.body, expr.orelse], hops)
     if isinstance(expr, cst.Name):
-        values = site.host_alternatives.get(expr.value)
+        values = site.host_alternatives.get(expr.value, [])
         if expr.value in site.host_definitions:
             values = [site.host_definitions[expr.value]]
-        if not values or hops == 0:
-            return None
-        strides = [v for v in values if not _is_zero(v)]
-        found = [_strides_of(site, value, hops - 1) for value in strides]
-        if not strides or any(f is None for f in found):
-            return None
-        return [pair for f in found for pair in f or ()]
+        return _every_stride(site, values, hops - 1) if hops > 0 else None
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and hops > 0:
         # `strides[1]` with `strides = q.stride()` in the host function
         value = site.host_definitions.get(expr.value.value)
@@ -76,6 +66,18 @@ def _strides_of(
             return _strides_of(site, expr.with_changes(value=value), hops - 1)
     stride = _stride_call(expr)
     return None if stride is None else [stride]
+
+
+def _every_stride(
+    site: LaunchSite, values: list[cst.BaseExpression], hops: int
+) -> list[tuple[str, int]] | None:
+    """The strides of every value a launch argument can take; a literal ``0`` (a broadcast
+    operand) adds nothing, anything else that is not a stride makes the answer None."""
+    candidates = [value for value in values if not _is_zero(value)]
+    found = [_strides_of(site, value, hops) for value in candidates]
+    if not candidates or any(f is None for f in found):
+        return None
+    return [pair for f in found for pair in f or ()]
 
 
 def _stride_call(expr: cst.BaseExpression) -> tuple[str, int] | None:
