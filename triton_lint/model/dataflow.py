@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from triton_lint.model.evaluate import UNKNOWN, evaluate
-from triton_lint.model.names import TL, dotted_name, is_program_id
+from triton_lint.model.names import TL, dotted_name
 from triton_lint.model.provenance import Prov, is_wide_dtype
 from triton_lint.model.tree import iter_children
 
@@ -433,7 +433,8 @@ class DataFlow:
     def _call_pid_axes(self, call: cst.Call) -> set[Any]:
         short = self.tl_short(call)
         name = dotted_name(call.func)
-        if is_program_id(call, self.kernel.module.aliases):
+        last = name.rsplit(".", 1)[-1] if name else None
+        if short == "program_id" or (short is None and last == "program_id"):
             return {self._axis(call)}  # also wrappers such as `tle.program_id(0)`
         access = self.kernel.access_for_call(call)
         if access is not None and access.kind == "atomic":

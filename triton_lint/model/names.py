@@ -33,13 +33,6 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
-def is_program_id(call: cst.Call, aliases: Aliases) -> bool:
-    """``tl.program_id(axis)``, or a Triton extension's wrapper of the same name
-    (flag-gems' ``tle.program_id(0)``): both give the program's index on a grid axis."""
-    name = aliases.resolve(call.func) or dotted_name(call.func) or ""
-    return name.rsplit(".", 1)[-1] == "program_id"
-
-
 def _module_path(node: cst.BaseExpression) -> str:
     return dotted_name(node) or ""
 

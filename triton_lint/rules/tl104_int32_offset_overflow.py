@@ -10,7 +10,7 @@ import libcst as cst
 from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
 from triton_lint.model.host_args import Stride, launch_strides
 from triton_lint.model.kernel import Kernel
-from triton_lint.model.names import CONVENTIONAL, TL, Aliases, dotted_name
+from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov
 from triton_lint.rules.base import Rule
 
@@ -149,18 +149,16 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
     ) -> Finding:
         node, size = product.node, product.size
         code = kernel.module.module.code_for_node
-        aliases = kernel.module.aliases
+        flow = kernel.dataflow
         edits = []
         described = []
         for source in sources:
-            widened = f"{code(source)}.to({_int64(source, aliases)})"
+            widened = f"{code(source)}.to({_int64(source)})"
             edits.append(self.replace_node(kernel, source, widened))
-            kind = (
-                "program id" if kernel.dataflow.tl_short(source) == "program_id" else "loaded index"
-            )
+            kind = "program id" if flow.tl_short(source) == "program_id" else "loaded index"
             described.append(f"{kind} on line {kernel.span(source).line}")
         first = sources[0]
-        example = f"{code(first)}.to({_int64(first, aliases)})"
+        example = f"{code(first)}.to({_int64(first)})"
         kind = "runtime" if Prov.RUNTIME in kernel.prov(size) else "constexpr dimension"
         size_text = f"{kind} `{code(size).strip()}`"
         if product.outermost:
@@ -244,14 +242,10 @@ def _is_float(kernel: Kernel, expr: cst.BaseExpression) -> bool:
     return found
 
 
-def _int64(call: cst.Call, aliases: Aliases) -> str:
-    """`tl.int64` spelled with the module alias the call uses (`tl.`, `triton.language.`), or
-    the file's own `triton.language` alias for an extension's wrapper (`tle.program_id`)."""
+def _int64(call: cst.Call) -> str:
+    """`tl.int64` spelled with the same module alias as the call (`tl.`, `triton.language.`)."""
     name = dotted_name(call.func) or "tl.load"
     head = name.rsplit(".", 1)[0] if "." in name else "tl"
     if head.endswith(".math"):
         head = head[: -len(".math")]
-    if not aliases.is_triton(aliases.resolve(call.func)):
-        imported = sorted(n for n in aliases.names_for(TL) if n not in CONVENTIONAL)
-        head = imported[0] if imported else "tl"
     return f"{head}.int64"
