@@ -9,6 +9,7 @@ import libcst as cst
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.provenance import Prov
+from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
 _EXP = ("exp", "exp2")
@@ -39,12 +40,15 @@ class UnstableExp(Rule):
     rationale = """\
 `exp(x)` overflows to `inf` in fp32 for x > 88 (and in fp16 for x > 11); a softmax computed
 as `exp(x) / sum(exp(x))` then yields `inf / inf = NaN` for large logits, which real models
-produce. Subtracting the maximum first (`exp(x - max(x))`, or the running max of an online
+produce, and so does a ratio with the same exponential above and below the line: `tanh`
+written as `(exp(y) - exp(-y)) / (exp(y) + exp(-y))` (a softcap) or `exp(x) / (1 + exp(x))`. Subtracting the maximum first (`exp(x - max(x))`, or the running max of an online
 softmax) keeps every exponent <= 0. Only exponentials that are summed (a `tl.sum`, a
-`tl.dot` operand, directly or through `+`, casts and `tl.where`) are checked: a decay factor
-such as `state * exp(g)` of a log-space gate is bounded by construction. The sigmoid form
+`tl.dot` operand, directly or through `+`, casts and `tl.where`) or divided by themselves are
+checked: a decay factor such as `state * exp(g)` of a log-space gate is bounded by
+construction. The sigmoid form
 `1 / (1 + exp(-x))`, `exp(-abs(x))`,
-`exp(tl.minimum(x, c))` and shifts by any other runtime value (`x - lse`, `x - m_new`) are not
+`exp(tl.minimum(x, c))`, shifts by any other runtime value (`x - lse`, `x - m_new`) and
+`1 - 2 / (exp(2 * y) + 1)` (an exponential only below the line: `2 / inf` is 0) are not
 reported."""
     fix = """\
 Subtract the row maximum before exponentiating: `z = x - tl.max(x, axis=0)`,
@@ -90,29 +94,37 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
             if reduction.kind in ("sum", "dot"):
                 for operand in reduction.operands:
                     summed.update(id(node) for node in flow.additive_terms(operand))
+        divided = _divided_by_themselves(kernel)
         for site in kernel.calls:
             call = site.node
             short = flow.tl_short(call)
             if short not in _EXP:
                 continue
             args = [a.value for a in call.args if a.keyword is None]
-            if not args or id(call) not in summed:
+            if not args or (id(call) not in summed and id(call) not in divided):
                 continue
             arg = args[0]
             flags = kernel.prov(arg)
-            if not flags & (Prov.LOADED | Prov.TENSOR):
-                continue  # scalar arithmetic on parameters
+            if not flags & (Prov.LOADED | Prov.TENSOR) and kernel.is_entry_point:
+                continue  # scalar arithmetic on parameters (a helper's are its caller's tensors)
             if self._bounded(kernel, arg):
                 continue
             code = kernel.module.module.code_for_node(arg)
-            yield self.finding(
-                kernel,
-                call,
-                f"`{short}({code})` is not shifted by a maximum or clamped: it overflows to "
-                "inf for large inputs (x > 88 in fp32) and a normalisation then gives NaN; "
-                f"subtract the max first (`{short}({code} - tl.max({code}, axis=0))`) or clamp "
-                "with `tl.minimum`",
-            )
+            if id(call) in summed:
+                message = (
+                    f"`{short}({code})` is not shifted by a maximum or clamped: it overflows to "
+                    "inf for large inputs (x > 88 in fp32) and a normalisation then gives NaN; "
+                    f"subtract the max first (`{short}({code} - tl.max({code}, axis=0))`) or "
+                    "clamp with `tl.minimum`"
+                )
+            else:
+                message = (
+                    f"`{short}({code})` is on both sides of a division: it overflows to inf for "
+                    "large inputs (x > 88 in fp32) and `inf / inf` is NaN; keep the exponential "
+                    "below the line only (`tanh(y) = 1 - 2 / (exp(2 * y) + 1)`, "
+                    "`sigmoid(x) = 1 / (1 + exp(-x))`) or clamp with `tl.minimum`"
+                )
+            yield self.finding(kernel, call, message)
 
     @staticmethod
     def _bounded(kernel: Kernel, arg: cst.BaseExpression) -> bool:
@@ -133,3 +145,58 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                 if short is None and flow.is_opaque(node):
                     return True  # a helper we cannot see into
         return False
+
+
+def _divided_by_themselves(kernel: Kernel) -> set[int]:
+    """Exp calls that are a term or factor of a quotient's numerator and a term of its
+    denominator: ``(p - q) / (p + q)`` with ``p = exp(y)`` is ``inf / inf`` for large ``y``.
+    A quotient that a ``tl.where`` on the exponent's own value selects is the stable
+    two-sided form (``where(x >= 0, 1 / (1 + exp(-x)), exp(x) / (1 + exp(x)))``)."""
+    flow = kernel.dataflow
+    selected = _selected_quotients(kernel)
+    found: set[int] = set()
+    for node in iter_nodes(kernel.node.body):
+        if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide)):
+            continue
+        below = {id(term) for term in flow.additive_terms(node.right)}
+        for term in _terms_and_factors(kernel, node.left):
+            if not (id(term) in below and isinstance(term, cst.Call)):
+                continue
+            if flow.tl_short(term) not in _EXP or not term.args:
+                continue
+            tests = selected.get(id(node), [])
+            exponent = {id(n) for n in flow.closure(term.args[0].value)}
+            if any(exponent & test for test in tests):
+                continue
+            found.add(id(term))
+    return found
+
+
+def _selected_quotients(kernel: Kernel) -> dict[int, list[set[int]]]:
+    """Quotients that are an arm of a ``tl.where``, with the nodes its condition reads."""
+    flow = kernel.dataflow
+    selected: dict[int, list[set[int]]] = {}
+    for site in kernel.calls_to("where"):
+        args = [a.value for a in site.node.args if a.keyword is None]
+        if len(args) != 3:
+            continue
+        test = {id(n) for n in flow.closure(args[0])}
+        for arm in args[1:]:
+            for term in flow.additive_terms(arm):
+                selected.setdefault(id(term), []).append(test)
+    return selected
+
+
+def _terms_and_factors(kernel: Kernel, expr: cst.BaseExpression) -> Iterator[cst.CSTNode]:
+    """Additive terms of ``expr`` and of its products' factors: ``x * (p - q)`` has ``p``."""
+    flow = kernel.dataflow
+    pending = [expr]
+    seen: set[int] = set()
+    while pending:
+        for term in flow.additive_terms(pending.pop()):
+            if id(term) in seen:
+                continue
+            seen.add(id(term))
+            yield term
+            if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, cst.Multiply):
+                pending.extend((term.left, term.right))
