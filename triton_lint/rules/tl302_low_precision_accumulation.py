@@ -25,7 +25,8 @@ total is large compared with each addend (a bf16 sum of 4096 ones is 256), so a 
 a K-loop of a matmul loses most of its digits. Tensor cores accumulate in fp32 for this reason.
 Reported: `tl.zeros(..., dtype=tl.float16)` accumulators updated in a loop,
 `tl.dot(..., out_dtype=tl.float16)`, and `tl.sum`/`tl.cumsum` of values explicitly cast to
-fp16/bf16. fp32 accumulators cast to the output type only at the store are fine."""
+fp16/bf16 or to the input's own element type (`x_ptr.dtype.element_ty`, or a dtype constexpr
+the launch fills from `x.dtype`), alone or as a factor of a product with no fp32 factor. fp32 accumulators cast to the output type only at the store are fine."""
     fix = """\
 Accumulate in fp32 (`acc = tl.zeros((BM, BN), dtype=tl.float32)`, `tl.dot(a, b, acc)`,
 `tl.sum(x.to(tl.float32))`) and cast once when storing: `tl.store(p, acc.to(tl.float16))`."""
@@ -84,7 +85,7 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
                     kernel,
                     reduction.call,
                     f"`tl.{reduction.op}` over values cast to {dtype}: the sum is computed in "
-                    f"{dtype} and loses precision; reduce in fp32 and cast the result",
+                    "that type and loses precision; reduce in fp32 and cast the result",
                 )
 
     def _accumulator(self, kernel: Kernel, call: cst.Call, short: str) -> Iterator[Finding]:
@@ -123,23 +124,77 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
 
     @staticmethod
     def _cast_to_low(kernel: Kernel, expr: cst.BaseExpression) -> str | None:
+        """The half-precision type ``expr`` is computed in when every definition of it is a
+        cast to one, or a product with such a cast and no fp32 factor; None otherwise."""
         flow = kernel.dataflow
         values: list[cst.BaseExpression] = [expr]
         if isinstance(expr, cst.Name):
             values = [value for _, value in flow.definition_values(expr)]
         found = None
         for value in values:
-            if not (
-                isinstance(value, cst.Call)
-                and isinstance(value.func, cst.Attribute)
-                and value.func.attr.value in ("to", "cast")
-                and value.args
-            ):
-                return None
-            found = is_low_precision(kernel, value.args[0].value)
+            found = _low_precision_of(kernel, value)
             if found is None:
                 return None
         return found
+
+
+def _low_precision_of(kernel: Kernel, value: cst.BaseExpression) -> str | None:
+    """``float16``/``bfloat16`` for a cast to that type; ``the input element type (`D`)`` for
+    a cast to a tensor's own element type (half precision whenever the input is), and a
+    product takes the type of its cast factor unless another factor is cast wider."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        factors = [_cast_target(value.left), _cast_target(value.right)]
+        casts = [target for target in factors if target is not None]
+        if any(_is_wide_float(kernel, target) for target in casts):
+            return None
+        kinds = [_half_kind(kernel, target) for target in casts]
+        return next((kind for kind in kinds if kind is not None), None)
+    target = _cast_target(value)
+    return None if target is None else _half_kind(kernel, target)
+
+
+def _cast_target(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``D`` of ``x.to(D)`` / ``x.cast(D)`` (also inside parentheses)."""
+    if (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in ("to", "cast")
+        and value.args
+    ):
+        return value.args[0].value
+    return None
+
+
+def _half_kind(kernel: Kernel, dtype: cst.BaseExpression) -> str | None:
+    literal = is_low_precision(kernel, dtype)
+    if literal is not None:
+        return literal
+    if _is_element_type(kernel, dtype):
+        code = kernel.module.module.code_for_node(dtype)
+        return f"the input's element type (`{code}`, half precision for fp16/bf16 inputs)"
+    return None
+
+
+def _is_element_type(kernel: Kernel, dtype: cst.BaseExpression) -> bool:
+    """``x_ptr.dtype.element_ty``, or a constexpr parameter every launch here fills from a
+    host tensor's ``.dtype`` (``torch_to_triton_dtype[X.dtype]``)."""
+    if isinstance(dtype, cst.Attribute):
+        return dtype.attr.value == "element_ty" and isinstance(dtype.value, cst.Attribute)
+    if not isinstance(dtype, cst.Name):
+        return False
+    param = kernel.params_by_name.get(dtype.value)
+    if param is None or not param.is_constexpr:
+        return False
+    launches = [s for s in kernel.value_sources(param.name) if s.origin == "launch"]
+    return bool(launches) and all(
+        any(isinstance(n, cst.Attribute) and n.attr.value == "dtype" for n in iter_nodes(s.node))
+        for s in launches
+    )
+
+
+def _is_wide_float(kernel: Kernel, dtype: cst.BaseExpression) -> bool:
+    path = kernel.module.aliases.resolve(dtype) or ""
+    return path.rsplit(".", 1)[-1] in ("float32", "float64", "fp32", "fp64")
 
 
 def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
