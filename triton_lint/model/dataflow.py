@@ -277,6 +277,7 @@ class DataFlow:
         through_calls: bool = True,
         values_only: bool = False,
         control: bool = False,
+        stop_below: Callable[[cst.CSTNode], bool] | None = None,
     ) -> Iterator[cst.CSTNode]:
         """Every node ``expr`` is computed from, following reaching definitions of names.
 
@@ -286,6 +287,7 @@ class DataFlow:
         (control dependence). ``values_only=True`` follows data only: it does not enter
         the pointer and mask of a
         load (the loaded value does not depend on the address arithmetic) nor subscripts.
+        ``stop_below(node)`` True yields ``node`` but not what it is computed from.
         """
         seen: set[int] = set()
         pending: list[cst.CSTNode] = [expr]
@@ -295,6 +297,8 @@ class DataFlow:
                 continue
             seen.add(id(node))
             yield node
+            if stop_below is not None and stop_below(node):
+                continue
             if isinstance(node, cst.Name):
                 for definition in self.reaching(node):
                     if definition.value is not None:
@@ -914,7 +918,8 @@ class DataFlow:
         )
 
     def is_remainder(self, expr: cst.BaseExpression) -> bool:
-        """``expr`` is ``a % n`` (possibly through names, subscripts and casts)."""
+        """``expr`` is ``a % n`` (possibly through names, subscripts, casts, ``(a % n) // g``,
+        ``n - a % n`` and the arms of a ``tl.where``: a reflected coordinate)."""
         pending: list[cst.BaseExpression] = [expr]
         seen: set[int] = set()
         found = False
@@ -936,6 +941,18 @@ class DataFlow:
                 node.operator, cst.FloorDivide
             ):
                 pending.append(node.left)  # (rows % H) // G is below H too
+            elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract):
+                pending.append(node.right)  # period - (y % period): reflected back inside
+            elif isinstance(node, cst.Call) and self.tl_short(node) == "where":
+                arms = [arg.value for arg in node.args if arg.keyword is None][1:]
+                if len(arms) != 2:
+                    return False
+                pending.extend(arms)
+            elif self.cast_dtype(node) is not None:
+                assert isinstance(node, cst.Call)
+                func = node.func
+                cast_attr = isinstance(func, cst.Attribute) and self.tl_short(node) != "cast"
+                pending.append(func.value if cast_attr else node.args[0].value)  # type: ignore[union-attr]
             else:
                 return False
         return found

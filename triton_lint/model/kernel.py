@@ -22,7 +22,12 @@ from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.names import TL, Aliases, dotted_name
 from triton_lint.model.positions import Positions
 from triton_lint.model.provenance import COMPILE_TIME, Prov, ProvenanceAnalysis
-from triton_lint.model.tree import block_statements, iter_children, iter_small_statements
+from triton_lint.model.tree import (
+    block_statements,
+    iter_children,
+    iter_nodes,
+    iter_small_statements,
+)
 
 if TYPE_CHECKING:
     from triton_lint.model.dataflow import DataFlow
@@ -210,6 +215,7 @@ class Kernel:
         self.calls: list[CallSite] = []
         self._access_by_call: dict[int, MemoryAccess] = {}
         self._provenance = ProvenanceAnalysis(self)
+        self._returns_widened: bool | None = None
 
     # -- queries -----------------------------------------------------------------------
     def span(self, node: cst.CSTNode) -> Span:
@@ -304,6 +310,25 @@ class Kernel:
 
             cached = self.__dict__["_usage"] = build_usage(self)
         return cached
+
+    @property
+    def returns_widened(self) -> bool:
+        """Every ``return`` of this helper gives one value widened to 64 bits (a position
+        helper ending in ``.to(tl.int64)``): a caller's products with the result are 64-bit."""
+        if self._returns_widened is None:
+            self._returns_widened = False  # a recursive call sees "not widened"
+            values = [
+                node.value
+                for node in iter_nodes(self.node.body, skip=(cst.FunctionDef, cst.Lambda))
+                if isinstance(node, cst.Return)
+            ]
+            self._returns_widened = bool(values) and all(
+                value is not None
+                and not isinstance(value, cst.Tuple)
+                and Prov.WIDENED in self.prov(value)
+                for value in values
+            )
+        return self._returns_widened
 
     @property
     def is_entry_point(self) -> bool:

@@ -232,7 +232,12 @@ class ProvenanceAnalysis:
             return self._method_call(node, node.func, args)
         if isinstance(node.func, cst.Name) and node.func.value in _BUILTIN_PASSTHROUGH:
             return self._union(args)
-        return self._union(args) | Prov.CALL
+        flags = self._union(args) | Prov.CALL
+        if isinstance(node.func, cst.Name):
+            helper = kernel.module.kernels_by_name.get(node.func.value)
+            if helper is not None and helper is not kernel and helper.returns_widened:
+                flags |= Prov.WIDENED
+        return flags
 
     def _tl_call(self, node: cst.Call, name: str, args: list[cst.BaseExpression]) -> Prov:
         short = name.rsplit(".", 1)[-1]

@@ -12,6 +12,7 @@ from triton_lint.model.host_args import Stride, launch_strides
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov
+from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
 _INDEX = Prov.PROGRAM_ID | Prov.LOADED
@@ -75,8 +76,10 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
         # One finding per index source: widening it there fixes every product it feeds.
         groups: dict[tuple[int, ...], list[_Product]] = {}
         sources_of: dict[tuple[int, ...], list[cst.Call]] = {}
+        coordinates = _widened_coordinates(kernel)
         for address in self._addresses(kernel):
-            for node in flow.closure(address, through_calls=False):
+            stop = lambda node: id(node) in coordinates  # noqa: E731
+            for node in flow.closure(address, through_calls=False, stop_below=stop):
                 if id(node) in seen:
                     continue
                 seen.add(id(node))
@@ -188,6 +191,20 @@ class _Product:
     def outermost(self) -> bool:
         """Every launch passes an outermost stride: the product spans the whole tensor."""
         return bool(self.strides) and all(stride.axis == 0 for stride in self.strides)
+
+
+def _widened_coordinates(kernel: Kernel) -> set[int]:
+    """Factors widened to 64 bits before a runtime size scales them (`n0.to(tl.int64) * stride`,
+    `(i_t * H + i_h).to(tl.int64) * K * V`): the products inside are coordinates along one
+    dimension, and the address arithmetic from there on is 64-bit."""
+    found: set[int] = set()
+    for node in iter_nodes(kernel.node.body):
+        if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)):
+            continue
+        for factor, other in ((node.left, node.right), (node.right, node.left)):
+            if Prov.WIDENED in kernel.prov(factor) and not kernel.is_compile_time(other):
+                found.add(id(factor))
+    return found
 
 
 def _size_strides(kernel: Kernel, size: cst.BaseExpression) -> list[Stride]:

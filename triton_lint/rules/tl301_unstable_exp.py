@@ -38,18 +38,17 @@ class UnstableExp(Rule):
     severity = Severity.ERROR
     summary = "`exp`/`exp2` of a value that is neither shifted by its maximum nor clamped"
     rationale = """\
-`exp(x)` overflows to `inf` in fp32 for x > 88 (and in fp16 for x > 11); a softmax computed
-as `exp(x) / sum(exp(x))` then yields `inf / inf = NaN` for large logits, which real models
-produce, and so does a ratio with the same exponential above and below the line: `tanh`
-written as `(exp(y) - exp(-y)) / (exp(y) + exp(-y))` (a softcap) or `exp(x) / (1 + exp(x))`. Subtracting the maximum first (`exp(x - max(x))`, or the running max of an online
-softmax) keeps every exponent <= 0. Only exponentials that are summed (a `tl.sum`, a
-`tl.dot` operand, directly or through `+`, casts and `tl.where`) or divided by themselves are
-checked: a decay factor such as `state * exp(g)` of a log-space gate is bounded by
-construction. The sigmoid form
-`1 / (1 + exp(-x))`, `exp(-abs(x))`,
-`exp(tl.minimum(x, c))`, shifts by any other runtime value (`x - lse`, `x - m_new`) and
-`1 - 2 / (exp(2 * y) + 1)` (an exponential only below the line: `2 / inf` is 0) are not
-reported."""
+`exp(x)` overflows to `inf` in fp32 for x > 88 (and in fp16 for x > 11); a softmax computed as
+`exp(x) / sum(exp(x))` then yields `inf / inf = NaN` for large logits, which real models
+produce, and so does a ratio with the same exponential above and below the line: `tanh` written
+as `(exp(y) - exp(-y)) / (exp(y) + exp(-y))` (a softcap) or `exp(x) / (1 + exp(x))`.
+Subtracting the maximum first (`exp(x - max(x))`, or the running max of an online softmax)
+keeps every exponent <= 0. Only exponentials that are summed (a `tl.sum`, a `tl.dot` operand,
+directly or through `+`, casts and `tl.where`) or divided by themselves are checked: a decay
+factor such as `state * exp(g)` of a log-space gate is bounded by construction. The sigmoid
+form `1 / (1 + exp(-x))`, `exp(-abs(x))`, `exp(tl.minimum(x, c))`, shifts by any other runtime
+value (`x - lse`, `x - m_new`) and `1 - 2 / (exp(2 * y) + 1)` (an exponential only below the
+line: `2 / inf` is 0) are not reported."""
     fix = """\
 Subtract the row maximum before exponentiating: `z = x - tl.max(x, axis=0)`,
 `num = tl.exp(z)`, `out = num / tl.sum(num, axis=0)`; in an online softmax subtract the running

@@ -23,10 +23,11 @@ class LowPrecisionAccumulation(Rule):
 fp16 has 11 bits of mantissa and bf16 has 8: a running sum in either stops growing once the
 total is large compared with each addend (a bf16 sum of 4096 ones is 256), so a loss, a norm or
 a K-loop of a matmul loses most of its digits. Tensor cores accumulate in fp32 for this reason.
-Reported: `tl.zeros(..., dtype=tl.float16)` accumulators updated in a loop,
-`tl.dot(..., out_dtype=tl.float16)`, and `tl.sum`/`tl.cumsum` of values explicitly cast to
-fp16/bf16 or to the input's own element type (`x_ptr.dtype.element_ty`, or a dtype constexpr
-the launch fills from `x.dtype`), alone or as a factor of a product with no fp32 factor. fp32 accumulators cast to the output type only at the store are fine."""
+Reported: `tl.zeros(..., dtype=tl.float16)` accumulators updated in a loop, `tl.dot(...,
+out_dtype=tl.float16)`, and `tl.sum`/`tl.cumsum` of values explicitly cast to fp16/bf16 or to
+the input's own element type (`x_ptr.dtype.element_ty`, or a dtype constexpr the launch fills
+from `x.dtype`), alone or as a factor of a product with no fp32 factor. fp32 accumulators cast
+to the output type only at the store are fine."""
     fix = """\
 Accumulate in fp32 (`acc = tl.zeros((BM, BN), dtype=tl.float32)`, `tl.dot(a, b, acc)`,
 `tl.sum(x.to(tl.float32))`) and cast once when storing: `tl.store(p, acc.to(tl.float16))`."""
