@@ -93,11 +93,15 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
                     continue
                 size, sources, strides = hit
                 key = tuple(id(source) for source in sources)
-                groups.setdefault(key, []).append(_Product(node, size, strides))
+                span = _size_factors(kernel, node)
+                groups.setdefault(key, []).append(_Product(node, size, strides, span))
                 sources_of[key] = sources
         for key, products in groups.items():
-            # The product over a whole tensor (an outermost stride) is the convincing one.
-            products.sort(key=lambda p: (not p.outermost, kernel.span(p.node).line))
+            # The product over a whole tensor is the convincing one: an outermost stride, or
+            # else the most runtime sizes multiplied (`split * M * N` over `split * tiles`).
+            products.sort(
+                key=lambda p: (not p.outermost, -p.size_factors, kernel.span(p.node).line)
+            )
             yield self._report(kernel, products[0], sources_of[key], len(products) - 1)
 
     def _addresses(self, kernel: Kernel) -> Iterator[cst.BaseExpression]:
@@ -186,6 +190,7 @@ class _Product:
     node: cst.BinaryOperation
     size: cst.BaseExpression
     strides: list[Stride]
+    size_factors: int  # runtime sizes and dimension constexprs the whole product multiplies
 
     @property
     def outermost(self) -> bool:
@@ -205,6 +210,32 @@ def _widened_coordinates(kernel: Kernel) -> set[int]:
             if Prov.WIDENED in kernel.prov(factor) and not kernel.is_compile_time(other):
                 found.add(id(factor))
     return found
+
+
+def _size_factors(kernel: Kernel, product: cst.BinaryOperation) -> int:
+    """How many sizes (runtime values, or constexprs not needed at compile time) the product
+    chain multiplies, through parentheses and names defined once as a product: a rough
+    measure of how much of a tensor it spans (`pid * C * D` over `pid * stride`)."""
+    needed = kernel.usage.compile_time_params()
+    count = 0
+    pending: list[cst.BaseExpression] = [product]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            pending.extend((node.left, node.right))
+            continue
+        if isinstance(node, cst.Name):
+            definitions = kernel.definitions.get(node.value, [])
+            value = definitions[0].value if len(definitions) == 1 else None
+            if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+                pending.append(value)
+                continue
+        flags = kernel.prov(node)
+        if flags & (Prov.PROGRAM_ID | Prov.LOADED | Prov.ARANGE):
+            continue  # the index side
+        if any(not (p.is_constexpr and p.name in needed) for p in kernel.params_in(node)):
+            count += 1
+    return count
 
 
 def _size_strides(kernel: Kernel, size: cst.BaseExpression) -> list[Stride]:
