@@ -182,6 +182,44 @@ def test_launch_sites_grids_and_values():
     assert sorted(s.value for s in kernel.value_sources("BLOCK")) == [32, 64]
 
 
+def test_launch_arguments_spread_from_tuples_and_dicts():
+    model = model_of(
+        """
+        import triton
+
+        @triton.jit
+        def k(a, s0, s1, n, b, c, d):
+            pass
+
+        def launch(x, idx, n, extra):
+            kwargs = dict(b=1, c=x)
+            k[(1,)](x, *((idx.stride(0), idx.stride(1)) if idx is not None else (0, 0)), n, **kwargs)
+            k[(1,)](x, *(2, 3), n, **{"b": 4, "d": 5})
+            k[(1,)](x, *extra, n)
+        """
+    )
+    kernel = model.kernels[0]
+    code = model.module.code_for_node
+    first, second, third = (site.bound_arguments(kernel) for site in kernel.launches)
+    assert {k: code(v) for k, v in first.items()} == {
+        "a": "x",
+        "s0": "idx.stride(0)",
+        "s1": "idx.stride(1)",
+        "n": "n",
+        "b": "1",
+        "c": "x",
+    }
+    assert {k: code(v) for k, v in second.items()} == {
+        "a": "x",
+        "s0": "2",
+        "s1": "3",
+        "n": "n",
+        "b": "4",
+        "d": "5",
+    }
+    assert set(third) == {"a"}  # positions after an unknown `*extra` are unknown
+
+
 def test_launch_host_definitions_follow_single_assignments_and_unpacking():
     model = model_of(
         """

@@ -902,8 +902,8 @@ class _LaunchFinder(cst.CSTVisitor):
             top=self.top,
             grid=grid,
             grid_dims=self._grid_dims(grid),
-            args=_positional_before_star(node),
-            keywords={a.keyword.value: a.value for a in node.args if a.keyword is not None},
+            args=_positional_args(node),
+            keywords=_keyword_args(node, self.definitions[-1]),
             host_definitions=self.definitions[-1],
             host_alternatives=self.alternatives[-1],
             host_locals=self.locals[-1],
@@ -931,16 +931,68 @@ class _LaunchFinder(cst.CSTVisitor):
         return None
 
 
-def _positional_before_star(call: cst.Call) -> list[cst.BaseExpression]:
-    """Positional arguments up to the first ``*args``: the positions after it are unknown."""
+def _positional_args(call: cst.Call) -> list[cst.BaseExpression]:
+    """Positional arguments, with ``*(a, b)`` and ``*((a, b) if c else (0, 0))`` spread (the
+    constant arm is the "absent" value); the positions after any other ``*args`` are unknown."""
     found: list[cst.BaseExpression] = []
     for arg in call.args:
-        if arg.keyword is not None:
+        if arg.keyword is not None or arg.star == "**":
             continue
-        if arg.star:
+        if not arg.star:
+            found.append(arg.value)
+            continue
+        elements = _spread_elements(arg.value)
+        if elements is None:
             break
-        found.append(arg.value)
+        found.extend(elements)
     return found
+
+
+def _spread_elements(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    if isinstance(value, cst.Tuple | cst.List):
+        if any(isinstance(el, cst.StarredElement) for el in value.elements):
+            return None
+        return [el.value for el in value.elements]
+    if isinstance(value, cst.IfExp):
+        body, orelse = _spread_elements(value.body), _spread_elements(value.orelse)
+        if body is None or orelse is None or len(body) != len(orelse):
+            return None
+        if all(evaluate(el) is not UNKNOWN for el in orelse):
+            return body
+        if all(evaluate(el) is not UNKNOWN for el in body):
+            return orelse
+    return None
+
+
+def _keyword_args(
+    call: cst.Call, definitions: dict[str, cst.BaseExpression]
+) -> dict[str, cst.BaseExpression]:
+    """Keyword arguments, with ``**kwargs`` spread when the host builds it once as
+    ``dict(a=..., b=...)`` or ``{"a": ..., "b": ...}``."""
+    found: dict[str, cst.BaseExpression] = {}
+    for arg in call.args:
+        if arg.keyword is not None:
+            found[arg.keyword.value] = arg.value
+        elif arg.star == "**":
+            value = arg.value
+            if isinstance(value, cst.Name):
+                value = definitions.get(value.value, value)
+            found.update(_dict_items(value))
+    return found
+
+
+def _dict_items(value: cst.BaseExpression) -> dict[str, cst.BaseExpression]:
+    if isinstance(value, cst.Call) and dotted_name(value.func) == "dict":
+        return {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+    if isinstance(value, cst.Dict):
+        items = {}
+        for element in value.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                key = element.key.evaluated_value
+                if isinstance(key, str):
+                    items[key] = element.value
+        return items
+    return {}
 
 
 def _grid_expression(func: cst.Subscript) -> cst.BaseExpression:

@@ -26,6 +26,8 @@ _TOKENS = re.compile(
     re.IGNORECASE,
 )
 _HEADS = re.compile(r"(head|^h$|^hq$|^hk$|^hv$|^nh$|^n_h$)", re.IGNORECASE)
+#: A count inside one block, page or chunk (``num_tokens_in_block``): bounded by its size.
+_WITHIN_BLOCK = re.compile(r"_(in|per)_(block|page|chunk|tile)", re.IGNORECASE)
 _CDIV = {"cdiv", "triton.cdiv", "tl.cdiv"}
 
 
@@ -120,6 +122,7 @@ def _classify(
         return None
     atoms: list[tuple[str, bool]] = []  # (label, divided)
     _atoms(dim, False, atoms, site.host_definitions)
+    atoms = [a for a in atoms if not _WITHIN_BLOCK.search(a[0])]
     tokens = [a for a in atoms if _TOKENS.search(a[0]) and not _BATCH.match(a[0])]
     batch = [a for a in atoms if _BATCH.match(a[0])]
     heads = [a for a in atoms if _HEADS.search(a[0]) and "dim" not in a[0].lower()]
