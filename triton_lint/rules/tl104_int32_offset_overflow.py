@@ -12,7 +12,6 @@ from triton_lint.model.host_args import Stride, launch_strides
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov
-from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
 _INDEX = Prov.PROGRAM_ID | Prov.LOADED
@@ -76,9 +75,8 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
         # One finding per index source: widening it there fixes every product it feeds.
         groups: dict[tuple[int, ...], list[_Product]] = {}
         sources_of: dict[tuple[int, ...], list[cst.Call]] = {}
-        coordinates = _widened_coordinates(kernel)
         for address in self._addresses(kernel):
-            stop = lambda node: id(node) in coordinates  # noqa: E731
+            stop = lambda node: _widened_coordinate(kernel, node)  # noqa: E731
             for node in flow.closure(address, through_calls=False, stop_below=stop):
                 if id(node) in seen:
                     continue
@@ -198,18 +196,22 @@ class _Product:
         return bool(self.strides) and all(stride.axis == 0 for stride in self.strides)
 
 
-def _widened_coordinates(kernel: Kernel) -> set[int]:
-    """Factors widened to 64 bits before a runtime size scales them (`n0.to(tl.int64) * stride`,
-    `(i_t * H + i_h).to(tl.int64) * K * V`): the products inside are coordinates along one
-    dimension, and the address arithmetic from there on is 64-bit."""
-    found: set[int] = set()
-    for node in iter_nodes(kernel.node.body):
-        if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)):
-            continue
-        for factor, other in ((node.left, node.right), (node.right, node.left)):
-            if Prov.WIDENED in kernel.prov(factor) and not kernel.is_compile_time(other):
-                found.add(id(factor))
-    return found
+def _widened_coordinate(kernel: Kernel, node: cst.CSTNode) -> bool:
+    """``node`` is a factor widened to 64 bits before a runtime size scales it
+    (`n0.to(tl.int64) * stride`, `(i_t * H + i_h).to(tl.int64) * K * V`): the products inside
+    are coordinates along one dimension, and the address arithmetic from there on is 64-bit."""
+    product = kernel.dataflow.parent(node)
+    if not (
+        isinstance(product, cst.BinaryOperation) and isinstance(product.operator, cst.Multiply)
+    ):
+        return False
+    if node is product.left:
+        factor, other = product.left, product.right
+    elif node is product.right:
+        factor, other = product.right, product.left
+    else:
+        return False  # the operator token, not a factor
+    return Prov.WIDENED in kernel.prov(factor) and not kernel.is_compile_time(other)
 
 
 def _size_factors(kernel: Kernel, product: cst.BinaryOperation) -> int:

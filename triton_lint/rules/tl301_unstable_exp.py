@@ -152,22 +152,27 @@ def _divided_by_themselves(kernel: Kernel) -> set[int]:
     A quotient that a ``tl.where`` on the exponent's own value selects is the stable
     two-sided form (``where(x >= 0, 1 / (1 + exp(-x)), exp(x) / (1 + exp(x)))``)."""
     flow = kernel.dataflow
-    selected = _selected_quotients(kernel)
+    exps = {id(site.node): site.node for site in kernel.calls if flow.tl_short(site.node) in _EXP}
+    if not exps:
+        return set()
+    selected: dict[int, list[set[int]]] | None = None
     found: set[int] = set()
     for node in iter_nodes(kernel.node.body):
         if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide)):
             continue
+        above = [exps[id(t)] for t in _terms_and_factors(kernel, node.left) if id(t) in exps]
+        if not above:
+            continue
         below = {id(term) for term in flow.additive_terms(node.right)}
-        for term in _terms_and_factors(kernel, node.left):
-            if not (id(term) in below and isinstance(term, cst.Call)):
+        for call in above:
+            if id(call) not in below or not call.args:
                 continue
-            if flow.tl_short(term) not in _EXP or not term.args:
+            if selected is None:
+                selected = _selected_quotients(kernel)
+            exponent = {id(n) for n in flow.closure(call.args[0].value)}
+            if any(exponent & test for test in selected.get(id(node), [])):
                 continue
-            tests = selected.get(id(node), [])
-            exponent = {id(n) for n in flow.closure(term.args[0].value)}
-            if any(exponent & test for test in tests):
-                continue
-            found.add(id(term))
+            found.add(id(call))
     return found
 
 
