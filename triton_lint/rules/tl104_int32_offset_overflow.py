@@ -30,14 +30,18 @@ wraps once it passes 2**31: `row * stride` for a 16k x 128k activation, `token *
 a long-context KV cache, `block_id * block_stride` in a paged cache. The wrapped offset reads
 or writes the wrong memory (or faults) only for the largest inputs, which is why this is the
 most frequently fixed kernel bug in public Triton projects. One finding is reported per index
-source (its other products are counted in the message), at the product a launch in the file
-shows spans a whole tensor (the size is `x.stride(0)`) when there is one. A constexpr that
-is a tensor dimension counts as a size (`row * vocab_size`, `(bos * H + i_h) * K`); products
-with a tile size, a constexpr the kernel needs at compile time (`pid * BLOCK` with
-`tl.arange(0, BLOCK)`), and products where either factor is widened are not reported, nor
-products whose size every launch in the file fills with an inner stride (`q.stride(1)`, the
-second element of `q.stride()`): a head or column index times it stays inside one slice of
-the tensor's outermost dimension, which would itself need 2**31 elements."""
+source (its other products are counted in the message), at the product that spans the most:
+one a launch in the file shows covers a whole tensor (the size is `x.stride(0)`), else the
+one multiplying the most sizes. A constexpr that is a tensor dimension counts as a size
+(`row * vocab_size`, `(bos * H + i_h) * K`); products with a tile size, a constexpr the kernel
+needs at compile time (`pid * BLOCK` with `tl.arange(0, BLOCK)`), and products where either
+factor is widened (also by a jit helper in the file whose every return is widened) are not
+reported, nor products whose size every launch in the file fills with an inner stride
+(`q.stride(1)`, the second element of `q.stride()`, of `*(s.stride(0), s.stride(1))` or of a
+`**dict(...)`): a head or column index times it stays inside one slice of the tensor's
+outermost dimension, which would itself need 2**31 elements. Coordinates are left alone too:
+a product inside a factor widened before a runtime size scales it (`n0 = block * n_block`
+then `n0.to(tl.int64) * stride`), and reflected positions (`period - y % period`)."""
     fix = """\
 Widen the one index at its source, not every stride: `pid = tl.program_id(0).to(tl.int64)`,
 or `idx = tl.load(idx_ptr + i).to(tl.int64)`. (Widening all strides costs registers and
