@@ -47,8 +47,9 @@ on axis 1 and fixed it three times: a packed batch of 2,048 short sequences at 3
 enough). Token and row counts on axis 1/2 are warnings, as are products of runtime sizes
 (`batch * heads`, `cdiv(seq_len, BLOCK) * batch`); a `cdiv` of a token count alone, or a
 batch alone, is information. Sizes are read through the launching function's assignments
-(`N = B if cu_seqlens is None else len(cu_seqlens) - 1` is a batch). Literals and small
-constexpr-bounded values are left alone."""
+(`N = B if cu_seqlens is None else len(cu_seqlens) - 1` is a batch). Literals, small
+constexpr-bounded values and counts inside one block, page or chunk (`num_tokens_in_block`)
+are left alone."""
     fix = """\
 Put the large dimension on axis 0 (`grid = (num_tokens, cdiv(D, BLOCK))` and swap
 `tl.program_id(0)`/`(1)` in the kernel), or loop over it inside the kernel."""
