@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from triton_lint.model.evaluate import evaluate
 from triton_lint.model.kernel import Kernel, LaunchSite
 from triton_lint.model.names import dotted_name
 
@@ -107,16 +108,9 @@ def _stride_call(expr: cst.BaseExpression) -> tuple[str, int] | None:
 
 
 def _literal_int(node: cst.BaseExpression) -> int | None:
-    if isinstance(node, cst.Integer):
-        return int(node.evaluated_value)
-    if (
-        isinstance(node, cst.UnaryOperation)
-        and isinstance(node.operator, cst.Minus)
-        and isinstance(node.expression, cst.Integer)
-    ):
-        return -int(node.expression.evaluated_value)
-    return None
+    value = evaluate(node)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _is_zero(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Integer) and node.evaluated_value == 0
+    return _literal_int(node) == 0
