@@ -829,14 +829,23 @@ class DataFlow:
     def cast_dtype(self, node: cst.CSTNode) -> str | None:
         """The canonical dtype path of ``x.to(dtype)``, ``x.cast(dtype)`` or
         ``tl.cast(x, dtype)`` (``triton.language.int64``), else None."""
+        parts = self.cast_parts(node)
+        return self.kernel.module.aliases.resolve(parts[1]) if parts is not None else None
+
+    def cast_parts(self, node: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+        """``(x, dtype)`` of ``x.to(dtype)``, ``x.cast(dtype)`` or ``tl.cast(x, dtype)``."""
         if not isinstance(node, cst.Call):
             return None
-        dtype: cst.BaseExpression | None = None
+        positional = [arg.value for arg in node.args if arg.keyword is None]
         if self.tl_short(node) == "cast":  # tl.cast(x, dtype), before the method spelling
-            dtype = node.args[1].value if len(node.args) > 1 else _kwarg(node, "dtype")
+            source = positional[0] if positional else None
+            dtype = positional[1] if len(positional) > 1 else _kwarg(node, "dtype")
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value in _CAST_METHODS:
-            dtype = node.args[0].value if node.args else _kwarg(node, "dtype")
-        return self.kernel.module.aliases.resolve(dtype) if dtype is not None else None
+            source = node.func.value
+            dtype = positional[0] if positional else _kwarg(node, "dtype")
+        else:
+            return None
+        return None if source is None or dtype is None else (source, dtype)
 
     def lane_sources(self, expr: cst.BaseExpression) -> tuple[list[cst.Call], list[cst.Call]]:
         """The ``tl.arange`` calls whose lanes reach ``expr`` arithmetically, and the loads
@@ -948,11 +957,8 @@ class DataFlow:
                 if len(arms) != 2:
                     return False
                 pending.extend(arms)
-            elif self.cast_dtype(node) is not None:
-                assert isinstance(node, cst.Call)
-                func = node.func
-                cast_attr = isinstance(func, cst.Attribute) and self.tl_short(node) != "cast"
-                pending.append(func.value if cast_attr else node.args[0].value)  # type: ignore[union-attr]
+            elif (parts := self.cast_parts(node)) is not None:
+                pending.append(parts[0])
             else:
                 return False
         return found

@@ -143,27 +143,16 @@ def _low_precision_of(kernel: Kernel, value: cst.BaseExpression) -> str | None:
     """``float16``/``bfloat16`` for a cast to that type; ``the input element type (`D`)`` for
     a cast to a tensor's own element type (half precision whenever the input is), and a
     product takes the type of its cast factor unless another factor is cast wider."""
+    flow = kernel.dataflow
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
-        factors = [_cast_target(value.left), _cast_target(value.right)]
-        casts = [target for target in factors if target is not None]
+        factors = [flow.cast_parts(value.left), flow.cast_parts(value.right)]
+        casts = [parts[1] for parts in factors if parts is not None]
         if any(_is_wide_float(kernel, target) for target in casts):
             return None
         kinds = [_half_kind(kernel, target) for target in casts]
         return next((kind for kind in kinds if kind is not None), None)
-    target = _cast_target(value)
-    return None if target is None else _half_kind(kernel, target)
-
-
-def _cast_target(value: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``D`` of ``x.to(D)`` / ``x.cast(D)`` (also inside parentheses)."""
-    if (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value in ("to", "cast")
-        and value.args
-    ):
-        return value.args[0].value
-    return None
+    parts = flow.cast_parts(value)
+    return None if parts is None else _half_kind(kernel, parts[1])
 
 
 def _half_kind(kernel: Kernel, dtype: cst.BaseExpression) -> str | None:
