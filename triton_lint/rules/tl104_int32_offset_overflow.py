@@ -9,7 +9,7 @@ import libcst as cst
 
 from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
 from triton_lint.model.host_args import Stride, launch_strides
-from triton_lint.model.kernel import Kernel
+from triton_lint.model.kernel import Kernel, Param
 from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov
 from triton_lint.rules.base import Rule
@@ -222,7 +222,6 @@ def _size_factors(kernel: Kernel, product: cst.BinaryOperation) -> int:
     """How many sizes (runtime values, or constexprs not needed at compile time) the product
     chain multiplies, through parentheses and names defined once as a product: a rough
     measure of how much of a tensor it spans (`pid * C * D` over `pid * stride`)."""
-    needed = kernel.usage.compile_time_params()
     count = 0
     pending: list[cst.BaseExpression] = [product]
     while pending:
@@ -239,7 +238,7 @@ def _size_factors(kernel: Kernel, product: cst.BinaryOperation) -> int:
         flags = kernel.prov(node)
         if flags & (Prov.PROGRAM_ID | Prov.LOADED | Prov.ARANGE):
             continue  # the index side
-        if any(not (p.is_constexpr and p.name in needed) for p in kernel.params_in(node)):
+        if _size_params(kernel, node):
             count += 1
     return count
 
@@ -248,8 +247,7 @@ def _size_strides(kernel: Kernel, size: cst.BaseExpression) -> list[Stride]:
     """The tensor strides the launches in this file pass for ``size``, when it is one
     parameter (possibly times tile sizes) that every passing launch fills with a stride;
     empty otherwise."""
-    needed = kernel.usage.compile_time_params()
-    sizes = [p for p in kernel.params_in(size) if not (p.is_constexpr and p.name in needed)]
+    sizes = _size_params(kernel, size)
     if len(sizes) != 1:
         return []
     return launch_strides(kernel, sizes[0].name) or []
@@ -260,10 +258,18 @@ def _dimension_constexpr(kernel: Kernel, size: cst.BaseExpression) -> bool:
     none of them is needed at compile time (a `tl.arange` bound, a shape, a `static_range`
     bound, an `if` test), so they only size rows (`row * vocab_size`, `(bos * H + i_h) * K`)."""
     params = kernel.params_in(size)
-    if not params or not all(p.is_constexpr for p in params):
-        return False
+    return (
+        bool(params)
+        and all(p.is_constexpr for p in params)
+        and _size_params(kernel, size) == params
+    )
+
+
+def _size_params(kernel: Kernel, expr: cst.BaseExpression) -> list[Param]:
+    """The parameters ``expr`` reads that can be sizes: runtime ones, and constexprs the kernel
+    does not need at compile time (a tile size sets a `tl.arange` bound or a shape)."""
     needed = kernel.usage.compile_time_params()
-    return not any(p.name in needed for p in params)
+    return [p for p in kernel.params_in(expr) if not (p.is_constexpr and p.name in needed)]
 
 
 def _launch_constant(kernel: Kernel, size: cst.BaseExpression) -> bool:
