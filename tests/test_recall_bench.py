@@ -6,21 +6,13 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from triton_lint.rules.tl104_int32_offset_overflow import Int32OffsetOverflow
+
 ROOT = Path(__file__).resolve().parent.parent
 
-BUGGY = """\
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def row_copy(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)
-    tl.store(y_ptr + row * stride + cols, x, mask=cols < n)
-"""
-FIXED = BUGGY.replace("row = tl.program_id(0)", "row = tl.program_id(0).to(tl.int64)")
+# TL104's own bad and good examples: an int32 program id times a stride, then widened.
+BUGGY = Int32OffsetOverflow.bad
+FIXED = Int32OffsetOverflow.good
 
 
 def _recall():
@@ -44,7 +36,7 @@ def _releases(recall, monkeypatch, files: dict[str, str | None]) -> None:
 def test_caught_and_silenced(tmp_path, monkeypatch):
     recall = _recall()
     _releases(recall, monkeypatch, {"1.0": BUGGY, "1.1": FIXED})
-    case = recall.Case("pkg", "1.0", "1.1", "pkg/ops.py", "row_copy", "TL104", "o/r#1", "bug")
+    case = recall.Case("pkg", "1.0", "1.1", "pkg/ops.py", "rownorm", "TL104", "o/r#1", "bug")
     outcome = recall.evaluate(case, tmp_path)
     assert (outcome.before, outcome.after, outcome.caught, outcome.silenced) == (1, 0, True, True)
     table = recall.report([outcome])
@@ -54,7 +46,7 @@ def test_caught_and_silenced(tmp_path, monkeypatch):
 def test_missed_and_missing_kernel(tmp_path, monkeypatch):
     recall = _recall()
     _releases(recall, monkeypatch, {"1.0": FIXED, "1.1": None})
-    case = recall.Case("pkg", "1.0", "1.1", "pkg/ops.py", "row_copy", "TL104", "o/r#1", "bug")
+    case = recall.Case("pkg", "1.0", "1.1", "pkg/ops.py", "rownorm", "TL104", "o/r#1", "bug")
     outcome = recall.evaluate(case, tmp_path)
     assert (outcome.before, outcome.after, outcome.caught, outcome.silenced) == (
         0,
