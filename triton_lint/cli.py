@@ -9,15 +9,18 @@ import json
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from triton_lint import __version__
 from triton_lint.baseline import BaselineError, apply_baseline, load_baseline, render_baseline
-from triton_lint.config import ConfigError, load_config_file
+from triton_lint.config import ConfigError, config_for_directory, load_config_file
 from triton_lint.docs import render_code
 from triton_lint.dynamic.codes import CODES, DynamicCode
+from triton_lint.dynamic.compute_sanitizer import SanitizerUnavailable
+from triton_lint.dynamic.devices import Device, DeviceError, resolve_device
 from triton_lint.finding import Finding
 from triton_lint.fixes import unified_diff
 from triton_lint.reporters import REPORTERS
@@ -110,6 +113,42 @@ def cli() -> None:
     show_default=True,
     help="Seconds each stress case may run before it is reported as hung.",
 )
+@click.option(
+    "--device",
+    type=click.Choice(["auto", "cuda", "interpreter"]),
+    default=None,
+    help="Where --dynamic runs the cases: natively on a CUDA GPU, or under the interpreter "
+    "(default `auto`: the GPU when torch sees one; config key `device`).",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stress-case children in parallel (default: one per GPU; 1 on the interpreter).",
+)
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="GPU: runs of every combination compared bitwise for nondeterminism (TL904).",
+)
+@click.option(
+    "--sanitizer",
+    type=click.Choice(["memcheck", "initcheck", "racecheck"]),
+    default=None,
+    help="GPU: re-run the failing cases (all with --sanitize-all) under NVIDIA "
+    "compute-sanitizer with this tool and report its records.",
+)
+@click.option(
+    "--sanitize-all", is_flag=True, help="With --sanitizer: re-run every case, not only failing."
+)
+@click.option(
+    "--no-redzones",
+    is_flag=True,
+    help="GPU: run without guard regions around tensors (no red-zone TL901/TL905 probes).",
+)
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -130,6 +169,12 @@ def check(
     write_baseline: Path | None,
     dynamic: bool,
     dynamic_timeout: float,
+    device: str | None,
+    jobs: int | None,
+    repeats: int,
+    sanitizer: str | None,
+    sanitize_all: bool,
+    no_redzones: bool,
 ) -> None:
     """Lint PATHS (files or directories, default `.`; `-` reads standard input)."""
     layer = Layer(
@@ -163,8 +208,25 @@ def check(
             result = lint_paths(list(paths) or [Path(".")], options)
     except (ConfigError, SelectionError, TargetVersionError, BaselineError) as error:
         raise LintUsageError(str(error)) from error
+    if (sanitizer or device or jobs) and not dynamic:
+        raise LintUsageError("--device, --jobs and --sanitizer apply to --dynamic runs")
     if dynamic and not from_stdin:
-        _run_dynamic(result, list(paths) or [Path(".")], dynamic_timeout)
+        requested = device or (config.device if config is not None else None)
+        try:
+            if requested is None and not isolated:
+                requested = config_for_directory(Path.cwd().resolve()).device
+            resolved = resolve_device(requested or "auto")
+            if sanitizer is not None:
+                _check_sanitizer(resolved)
+        except (ConfigError, DeviceError, SanitizerUnavailable) as error:
+            raise LintUsageError(str(error)) from error
+        _run_dynamic(
+            result,
+            list(paths) or [Path(".")],
+            DynamicRun(
+                resolved, dynamic_timeout, jobs, repeats, not no_redzones, sanitizer, sanitize_all
+            ),
+        )
     if diff:
         _report_diff(result, output)
         _exit_on_crashes(result)
@@ -184,11 +246,46 @@ def check(
     sys.exit(1 if result.findings and not exit_zero else 0)
 
 
-def _run_dynamic(result: RunResult, paths: list[Path], timeout: float) -> None:
+@dataclass(frozen=True)
+class DynamicRun:
+    """The `--dynamic` options after the device was resolved."""
+
+    device: Device
+    timeout: float
+    jobs: int | None
+    repeats: int
+    redzones: bool
+    sanitizer: str | None = None
+    sanitize_all: bool = False
+
+
+def _check_sanitizer(device: Device) -> None:
+    """--sanitizer needs a GPU run and the tool itself."""
+    from triton_lint.dynamic.compute_sanitizer import find_compute_sanitizer
+
+    if device.kind != "cuda":
+        raise DeviceError(
+            "--sanitizer runs cases natively under compute-sanitizer and needs a CUDA GPU "
+            f"(the cases would run on: {device.description})"
+        )
+    find_compute_sanitizer()
+
+
+def _run_dynamic(result: RunResult, paths: list[Path], run: DynamicRun) -> None:
     """Run stress cases in child processes and merge their findings with the static ones."""
     from triton_lint.dynamic import confirm, run_paths_report
 
-    dynamic_findings, report = run_paths_report(paths, timeout=timeout, progress=True)
+    dynamic_findings, report = run_paths_report(
+        paths,
+        timeout=run.timeout,
+        progress=True,
+        device=run.device,
+        jobs=run.jobs,
+        repeats=run.repeats,
+        redzones=run.redzones,
+        sanitizer=run.sanitizer,
+        sanitize_all=run.sanitize_all,
+    )
     result.dynamic = report
     confirm(result.findings, dynamic_findings)
     result.findings = sorted([*result.findings, *dynamic_findings], key=Finding.sort_key)

@@ -23,7 +23,10 @@ _KEYS = {
     "exclude",
     "target-version",
     "fork-backends",
+    "device",
 }
+#: `device`: where `--dynamic` runs stress cases (the `--device` option overrides it).
+DEVICES = ("auto", "cuda", "interpreter")
 #: Words (directory and file names split on ``_``/``-``) naming vendor backends that ship their
 #: own Triton fork: code under them is written against the fork's API, not upstream Triton's.
 DEFAULT_FORK_BACKENDS = (
@@ -65,6 +68,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     target_version: str | None = None
     fork_backends: tuple[str, ...] = DEFAULT_FORK_BACKENDS
+    device: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -96,8 +100,12 @@ def parse_table(table: dict[str, Any], source: Path) -> Config:
     forks = table.get("fork-backends", list(DEFAULT_FORK_BACKENDS))
     if not isinstance(forks, list) or not all(isinstance(f, str) for f in forks):
         raise ConfigError(f"{source}: `fork-backends` must be a list of directory names")
+    device = table.get("device")
+    if device is not None and device not in DEVICES:
+        raise ConfigError(f"{source}: `device` must be one of {', '.join(map(repr, DEVICES))}")
     return Config(
         root=source.parent,
+        device=device,
         source=source,
         select=_codes(source, "select", table["select"]) if "select" in table else None,
         ignore=_codes(source, "ignore", table.get("ignore", [])),

@@ -16,12 +16,13 @@ combinations that failed.
 
 from __future__ import annotations
 
-import ast
 import pathlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from triton_lint.dynamic.cases import case_names
 
 if TYPE_CHECKING:
     from triton_lint.dynamic_report import StressCell
@@ -74,32 +75,6 @@ def _enabled(config: pytest.Config) -> bool:
 def _timeout(config: pytest.Config) -> float:
     option = config.getoption("triton_stress_timeout")
     return float(option if option is not None else config.getini("triton_stress_timeout"))
-
-
-def _is_case_decorator(node: ast.expr) -> bool:
-    """`@stress.case(...)`, `@triton_lint.stress.case(...)` or `@case(...)`."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    if isinstance(node, ast.Attribute):
-        return node.attr == "case" and (
-            (isinstance(node.value, ast.Name) and node.value.id == "stress")
-            or (isinstance(node.value, ast.Attribute) and node.value.attr == "stress")
-        )
-    return isinstance(node, ast.Name) and node.id == "case"
-
-
-def case_names(source: str) -> list[tuple[str, int]]:
-    """(name, def line) of the module-level functions decorated with `@stress.case`."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    return [
-        (node.name, node.lineno)
-        for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        and any(_is_case_decorator(d) for d in node.decorator_list)
-    ]
 
 
 def pytest_collect_file(file_path: pathlib.Path, parent: pytest.Collector) -> StressFile | None:

@@ -33,3 +33,31 @@ def test_dynamic_cli_reports_witnesses_and_confirms_static_findings():
     assert "confirmed at runtime: TL901" in static[0]["message"]
     oob = [f for f in findings if f["code"] == "TL901" and f["line"] == unmasked]
     assert oob and oob[0]["properties"]["arg"] == "x_ptr"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "triton_lint", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_gpu_options_need_a_dynamic_run_and_a_gpu() -> None:
+    fixture = "fixtures/dynamic/vector_add.py"
+    proc = _cli("--sanitizer", "memcheck", fixture)
+    assert proc.returncode == 2 and "apply to --dynamic runs" in proc.stderr
+    proc = _cli("--dynamic", "--device", "interpreter", "--sanitizer", "memcheck", fixture)
+    assert proc.returncode == 2 and "needs a CUDA GPU" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_interpreter_findings_say_which_device_ran_them() -> None:
+    proc = _cli(
+        "--dynamic", "--device", "interpreter", "--format", "json", "fixtures/dynamic/layouts.py"
+    )
+    assert proc.returncode == 1, proc.stderr
+    dynamic = [f for f in json.loads(proc.stdout) if f["code"].startswith("TL9")]
+    assert [(f["code"], f["properties"]["device"]) for f in dynamic] == [("TL912", "interpreter")]

@@ -182,3 +182,18 @@ def test_stress_run_single_case() -> None:
         stress.assert_clean(mod.add_bad_store)
     stress.assert_clean(mod.add_clean)
     assert pathlib.Path(findings[0].path).name == "vector_add.py"
+
+
+def test_ignored_strides_are_one_layout_finding() -> None:
+    p = FIXTURES / "layouts.py"
+    got = results("layouts.py")
+    assert got["scale_ignores_strides"] == {("TL912", line_of(p, "def scale_ignores_strides"))}
+    assert got["scale_makes_contiguous"] == set()
+    (f,) = [f for f in run("layouts.py")[0] if f.code == "TL912"]
+    # Only `x` breaks the output when it alone is sliced; the TL903 it caused is folded in.
+    assert f.properties["arguments"] == ["x"] and f.properties["layout_codes"] == ["TL903"]
+    assert f.properties["witness"]["layout"] == "sliced"
+    assert [s[2:] for s in statuses("layouts.py", "scale_ignores_strides")] == [
+        ("pass", ()),
+        ("fail", ("TL912",)),
+    ]

@@ -1,8 +1,10 @@
-"""GPU-only checks (TL907); skipped cleanly without torch, triton or a CUDA device."""
+"""GPU engine: native runs with red zones give the interpreter's codes (skipped without a GPU)."""
 
 from __future__ import annotations
 
 import os
+import shutil
+from collections import defaultdict
 
 import pytest
 
@@ -12,31 +14,79 @@ pytest.importorskip("triton")
 if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU (and no TRITON_INTERPRET)", allow_module_level=True)
 
-import importlib.util  # noqa: E402
+from triton_lint.dynamic.runner import ChildOptions, run_file_report, sanitize_file  # noqa: E402
 
-from triton_lint.dynamic.gpu import compiled_variants, recompilation_finding  # noqa: E402
+from .conftest import FIXTURES, line_of  # noqa: E402
 
-from .conftest import FIXTURES  # noqa: E402
+SHARED = [
+    "vector_add.py",
+    "matrix.py",
+    "reductions.py",
+    "autotuned.py",
+    "checks.py",
+    "crashes.py",
+    "descriptors.py",
+]
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("_tl_gpu_fixture", FIXTURES / "gpu_recompile.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+#: What native runs cannot see, by design (docs/gpu.md): an out-of-bounds read whose values the
+#: kernel then discards changes no output, so red zones miss it (compute-sanitizer memcheck
+#: catches it: `--sanitizer memcheck`); a device assert aborts the launch before its output can
+#: be compared with the reference.
+NATIVE_GAPS = {
+    ("vector_add.py", "add_bad_load"): {"TL901"},
+    ("descriptors.py", "desc_padded_shape"): {"TL901"},
+    ("checks.py", "scaled_index"): {"TL903"},
+}
+
+
+def codes(name: str, device: str) -> dict[str, set[str]]:
+    found, _cells = run_file_report(FIXTURES / name, options=ChildOptions(device, timeout=60))
+    grouped: dict[str, set[str]] = defaultdict(set)
+    for f in found:
+        grouped[f.properties["case"]].add(f.code)
+        if f.code != "TL908":
+            assert f.properties["device"] == device
+    return dict(grouped)
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_same_codes_as_the_interpreter(name: str) -> None:
+    cpu = codes(name, "interpreter")
+    expected = {
+        case: found - NATIVE_GAPS.get((name, case), set())
+        for case, found in cpu.items()
+        if found - NATIVE_GAPS.get((name, case), set())
+    }
+    assert codes(name, "cuda") == expected
 
 
 def test_constexpr_size_recompiles() -> None:
-    mod = _load()
-    sizes = [17, 33, 49]
-    for n in sizes:
-        x = torch.randn(n, device="cuda")
-        out = torch.empty_like(x)
-        mod.copy_constexpr_n[(1,)](x, out, n, BLOCK=64)
-        mod.copy_runtime_n[(1,)](x, out, n, BLOCK=64)
-        torch.testing.assert_close(out, x)
-    assert compiled_variants(mod.copy_constexpr_n) == 3
-    assert compiled_variants(mod.copy_runtime_n) == 1
-    f = recompilation_finding(mod.copy_constexpr_n, sizes)
-    assert f is not None and f.code == "TL907"
-    assert recompilation_finding(mod.copy_runtime_n, sizes) is None
+    p = FIXTURES / "gpu_recompile.py"
+    found, _ = run_file_report(p, options=ChildOptions("cuda", timeout=60))
+    assert {(f.code, f.properties["case"], f.line) for f in found} == {
+        ("TL907", "copy_size_constexpr", line_of(p, "def copy_constexpr_n"))
+    }
+    (f,) = found
+    assert f.properties["parameters"] == {"n": [17, 33, 49, 100]}
+    assert f.properties["variants"] >= 4
+
+
+def test_red_zone_write_names_argument_and_offsets() -> None:
+    p = FIXTURES / "vector_add.py"
+    found, _ = run_file_report(p, only=["add_bad_store"], options=ChildOptions("cuda", timeout=60))
+    (f,) = found
+    assert (f.code, f.line) == ("TL901", line_of(p, "mask=offs <= n"))
+    assert f.properties["arg"] == "out_ptr" and f.properties["side"] == "after"
+    # one element past the end: offset N of an N-element output
+    assert f.properties["offsets"][0] == f.properties["dims"]["N"]
+
+
+@pytest.mark.skipif(shutil.which("compute-sanitizer") is None, reason="no compute-sanitizer")
+def test_memcheck_names_the_kernel_line() -> None:
+    p = FIXTURES / "vector_add.py"
+    found = sanitize_file(p, ["add_bad_load"], "memcheck", timeout=120)
+    assert {(f.code, f.line) for f in found} == {
+        ("TL901", line_of(p, "tl.load(x_ptr + offs)  # BUG"))
+    }
+    assert found[0].properties["tool"] == "memcheck"

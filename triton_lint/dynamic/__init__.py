@@ -1,4 +1,5 @@
-"""The dynamic engine: run `@stress.case` wrappers under the sanitising Triton interpreter.
+"""The dynamic engine: run `@stress.case` wrappers natively on a GPU or under the sanitising
+Triton interpreter.
 
 Importing this package is cheap (no torch/triton); the work happens in child processes.
 Entry points for the CLI: `run_paths_report` (findings and the stress matrix), `run_paths`
@@ -9,10 +10,11 @@ from __future__ import annotations
 
 import os
 
+from triton_lint.dynamic.cases import discover
 from triton_lint.dynamic.codes import CODES, DynamicCode
+from triton_lint.dynamic.devices import Device, DeviceError, resolve_device
 from triton_lint.dynamic.runner import (
     DEFAULT_TIMEOUT,
-    discover,
     run_file,
     run_file_report,
     run_paths,
@@ -23,9 +25,12 @@ from triton_lint.finding import Finding
 __all__ = [
     "CODES",
     "DEFAULT_TIMEOUT",
+    "Device",
+    "DeviceError",
     "DynamicCode",
     "confirm",
     "discover",
+    "resolve_device",
     "run_file",
     "run_file_report",
     "run_paths",

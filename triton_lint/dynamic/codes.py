@@ -155,6 +155,32 @@ CODES: dict[str, DynamicCode] = {
             "assumption), or "
             "drop the config.",
         ),
+        DynamicCode(
+            "TL912",
+            "ignores-input-strides",
+            Category.CORRECTNESS,
+            Severity.WARNING,
+            "The wrapper accepts a non-contiguous input but the kernel ignores its strides: the "
+            "output is wrong on that layout and right on a contiguous one.",
+            "A transposed or sliced tensor reaches a kernel written for contiguous memory: "
+            "callers who pass `x.T` or `x[:, ::2]` get wrong results (or out-of-bounds reads) "
+            "without an error. It is a different hazard from a kernel that is wrong on the "
+            "inputs it expects, so it has its own code instead of TL901/TL903.",
+            "Pass the tensor's strides to the kernel and use them, call `.contiguous()` in the "
+            "wrapper, or reject other layouts (`assert x.is_contiguous()`); a case that only "
+            'means contiguous inputs says `layouts=("contiguous",)`.',
+        ),
+        DynamicCode(
+            "TL913",
+            "uninitialised-read",
+            Category.CORRECTNESS,
+            Severity.ERROR,
+            "compute-sanitizer initcheck saw the kernel read device memory that nothing wrote.",
+            "Reading uninitialised memory gives values that differ between runs and machines; "
+            "results look right in tests where the allocator hands out zeroed pages.",
+            "Initialise the buffer (`torch.zeros`) or make the kernel write every element before "
+            "another program or a later launch reads it.",
+        ),
     )
 }
 

@@ -1,8 +1,10 @@
-"""GPU-side hook for TL907 (recompilation): count compiled variants of a kernel across launches.
+"""TL907 (recompilation) on a GPU: which constexpr parameter compiled a variant per size.
 
-On a GPU every distinct value of a `tl.constexpr` argument compiles a new variant; a runtime
-size marked constexpr therefore recompiles on every new size. The interpreter never compiles,
-so this check only means something on a real device.
+On a GPU every distinct value of a `tl.constexpr` argument compiles a new variant; a runtime size
+marked constexpr therefore recompiles on every new size. The launch recorder keeps each launch's
+constexpr values; a parameter that took three or more distinct values across a case's sizes, not
+all of them powers of two (block sizes chosen per size are powers of two), is the one responsible.
+The interpreter never compiles, so this check only runs natively.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from triton_lint.dynamic.codes import CODES
-from triton_lint.finding import Finding, Span
+from triton_lint.dynamic.kernel_source import python_function
+from triton_lint.finding import Finding, RelatedLocation, Span
 
 
 def _jit_function(kernel: Any) -> Any:
@@ -21,7 +24,7 @@ def _jit_function(kernel: Any) -> Any:
 
 
 def compiled_variants(kernel: Any) -> int:
-    """Compiled specialisations a JITFunction holds, on all devices (3.6-3.9 layouts)."""
+    """Compiled specialisations a JITFunction holds, on all devices (3.3-3.9 layouts)."""
     fn = _jit_function(kernel)
     caches = getattr(fn, "device_caches", None)
     total = 0
@@ -35,29 +38,75 @@ def compiled_variants(kernel: Any) -> int:
     return total
 
 
+def _power_of_two(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0 and v & (v - 1) == 0
+
+
+def recompiling_parameters(launches: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Constexpr parameters whose values look like per-call sizes: name -> distinct values."""
+    values: dict[str, list[Any]] = {}
+    for constexprs in launches:
+        for name, v in constexprs.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                seen = values.setdefault(name, [])
+                if v not in seen:
+                    seen.append(v)
+    return {
+        name: seen
+        for name, seen in values.items()
+        if len(seen) >= 3 and not all(_power_of_two(v) for v in seen)
+    }
+
+
 def recompilation_finding(
-    kernel: Any, sizes: list[Any], *, case: str | None = None
-) -> Finding | None:
-    """TL907 when a kernel compiled (almost) one variant per distinct size it was launched with."""
-    distinct = len(set(map(repr, sizes)))
-    variants = compiled_variants(kernel)
-    if distinct < 3 or variants < distinct:
-        return None
-    raw = getattr(_jit_function(kernel), "fn", None)
+    kernel: Any,
+    params: dict[str, list[Any]],
+    variants: int,
+    *,
+    case: str | None = None,
+    related: tuple[RelatedLocation, ...] = (),
+) -> Finding:
+    """The TL907 finding for one kernel, at its `def` line, naming the parameters."""
+    raw = python_function(kernel)
     code = getattr(raw, "__code__", None)
-    line = code.co_firstlineno if code is not None else 1
+    path = code.co_filename if code is not None else "<unknown>"
+    line = _def_line(raw) if code is not None else 1
     meta = CODES["TL907"]
+    described = "; ".join(
+        f"`{name}` took {len(vals)} values ({', '.join(map(str, vals[:6]))}"
+        + (", ..." if len(vals) > 6 else "")
+        + ")"
+        for name, vals in params.items()
+    )
     return Finding(
-        path=code.co_filename if code is not None else "<unknown>",
+        path=path,
         span=Span(line, 1, line, 1),
         code="TL907",
         name=meta.name,
         severity=meta.severity,
         category=meta.category,
         message=(
-            f"{variants} compiled variants for {distinct} distinct sizes: a runtime value is "
-            "probably marked tl.constexpr"
+            f"{variants} compiled variants across the case's sizes: constexpr {described}; "
+            "a runtime size marked tl.constexpr recompiles for every new value"
         ),
         kernel=getattr(raw, "__name__", None),
-        properties={"variants": variants, "sizes": distinct, **({"case": case} if case else {})},
+        properties={
+            "variants": variants,
+            "parameters": {k: list(v) for k, v in params.items()},
+            **({"case": case} if case else {}),
+        },
+        related=related,
     )
+
+
+def _def_line(fn: Any) -> int:
+    import inspect
+
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return fn.__code__.co_firstlineno
+    for i, text in enumerate(lines):
+        if text.lstrip().startswith("def "):
+            return start + i
+    return start

@@ -39,6 +39,8 @@ class Combo:
     dtypes: tuple[Any, ...]
     pattern: str
     layout: str
+    #: Only this argument gets `layout` (the others stay contiguous); None: every tensor.
+    layout_arg: int | None = None
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -145,11 +147,13 @@ def _shape(spec: TensorSpec, dims: dict[str, int]) -> list[int]:
 def _fill_float(
     shape: list[int], dtype: torch.dtype, pattern: str, g: torch.Generator
 ) -> torch.Tensor:
-    x = torch.randn(shape, generator=g, dtype=torch.float32)
+    # Inputs are built on the host (explicitly: a GPU child's default device is CUDA) and the
+    # backend places them.
+    x = torch.randn(shape, generator=g, dtype=torch.float32, device="cpu")
     if pattern == "zeros":
-        x = torch.zeros(shape)
+        x = torch.zeros(shape, device="cpu")
     elif pattern == "ones":
-        x = torch.ones(shape)
+        x = torch.ones(shape, device="cpu")
     elif pattern == "large":
         x = x * 1e4
     elif pattern == "tiny":
@@ -157,12 +161,12 @@ def _fill_float(
     elif pattern == "negative":
         x = -(x.abs() + 0.1)
     elif pattern == "alternating":
-        sign = torch.ones(x.numel())
+        sign = torch.ones(x.numel(), device="cpu")
         sign[1::2] = -1
         x = (x.abs() + 0.5) * sign.reshape(shape)
     elif pattern == "near_max":
         big = torch.finfo(dtype).max * 0.9
-        x = torch.where(x >= 0, torch.full(shape, big), torch.full(shape, -big)) if x.numel() else x
+        x = torch.where(x >= 0, torch.full(shape, big, device="cpu"), -big) if x.numel() else x
     elif pattern == "neg_inf_rows":
         if x.dim() >= 2:
             x[..., 0, :] = float("-inf")
@@ -177,23 +181,25 @@ def _fill_float(
 
 
 def make_tensor(
-    spec: TensorSpec, dtype: torch.dtype, combo: Combo, g: torch.Generator
+    spec: TensorSpec, dtype: torch.dtype, combo: Combo, g: torch.Generator, layout: str
 ) -> torch.Tensor:
-    """One input tensor with the combo's pattern and layout (logical shape = spec's)."""
+    """One host input tensor with the combo's pattern and `layout` (logical shape = spec's)."""
     shape = _shape(spec, combo.dims)
     if dtype.is_floating_point:
         x = _fill_float(shape, dtype, combo.pattern, g)
     elif dtype == torch.bool:
-        x = torch.randint(0, 2, shape, generator=g).bool()
+        x = torch.randint(0, 2, shape, generator=g, device="cpu").bool()
     else:
         info = torch.iinfo(dtype)
         low = int(spec.low) if spec.low is not None else max(info.min, -100)
         high = int(spec.high) if spec.high is not None else min(info.max, 100)
-        x = torch.randint(low, max(high, low + 1), shape, generator=g, dtype=torch.int64).to(dtype)
-    if combo.layout == "transposed" and x.dim() >= 2:
+        x = torch.randint(
+            low, max(high, low + 1), shape, generator=g, dtype=torch.int64, device="cpu"
+        ).to(dtype)
+    if layout == "transposed" and x.dim() >= 2:
         x = x.transpose(-1, -2).contiguous().transpose(-1, -2)
-    elif combo.layout == "sliced" and x.dim() >= 1:
-        wide = torch.empty([*shape[:-1], shape[-1] * 2], dtype=dtype)
+    elif layout == "sliced" and x.dim() >= 1:
+        wide = torch.empty([*shape[:-1], shape[-1] * 2], dtype=dtype, device="cpu")
         wide[..., ::2] = x
         wide[..., 1::2] = x if not dtype.is_floating_point else float("nan")
         x = wide[..., ::2]
@@ -204,14 +210,10 @@ def make_args(case: Case, combo: Combo, seed: int = 0) -> list[Any]:
     """Fresh arguments for a run; the same combo and seed always gives the same values."""
     g = torch.Generator().manual_seed(seed)
     args: list[Any] = []
-    for spec, dt in zip(case.inputs, combo.dtypes, strict=False):
+    for i, (spec, dt) in enumerate(zip(case.inputs, combo.dtypes, strict=False)):
         if isinstance(spec, ScalarSpec):
             args.append(spec.value(dict(combo.dims)) if callable(spec.value) else spec.value)
         else:
-            args.append(make_tensor(spec, dt, combo, g))
+            own = combo.layout_arg is None or combo.layout_arg == i
+            args.append(make_tensor(spec, dt, combo, g, combo.layout if own else "contiguous"))
     return args
-
-
-def changes_layout(case: Case, combo: Combo) -> bool:
-    """True when the combo passes at least one non-contiguous tensor."""
-    return combo.layout != "contiguous"

@@ -1,16 +1,21 @@
 """Parent side of the dynamic engine: run stress cases in child processes.
 
-Never imports torch or triton: each file's cases run in `python -m triton_lint.dynamic.child`
-with `TRITON_INTERPRET=1`. A case that crashes or exceeds the timeout becomes a TL908 finding and
-the child is restarted after that case, so one bad case never hides the others.
+Never imports torch or triton: each file's cases run in `python -m triton_lint.dynamic.child`,
+under the interpreter (`TRITON_INTERPRET=1`) or natively on a CUDA GPU. A case that crashes or
+exceeds the timeout becomes a TL908 finding and the child is restarted after that case; a GPU
+fault (illegal address, device assert) leaves the CUDA context unusable, so the child reports it
+and a fresh child goes on at the next combination. One bad case never hides the others.
 
 Besides findings the child reports every combination it executed (dims x dtypes x value pattern
 x layout) with its status; `run_paths_report` turns those into the stress matrix of a
-`DynamicReport` (`RunResult.dynamic`), which the Markdown report shows.
+`DynamicReport` (`RunResult.dynamic`), which the Markdown report shows. With several GPUs (or
+`--jobs` on the CPU) files, and the cases of a file, are spread over parallel children, one per
+GPU; the output order does not depend on it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -18,53 +23,35 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
+from triton_lint.dynamic.cases import case_names, discover
 from triton_lint.dynamic.codes import CODES
+from triton_lint.dynamic.devices import INTERPRETER, Device
 from triton_lint.dynamic_report import DynamicReport, StressCell
 from triton_lint.finding import Category, Finding, RelatedLocation, Severity, Span
 
 DEFAULT_TIMEOUT = 300.0
-#: Where the stress cases run and why the performance table stays empty there.
-CPU_DEVICE = "CPU (Triton interpreter, TRITON_INTERPRET=1)"
+FAULT_EXIT = 3  # the child's status after a GPU fault (see child.py)
 CPU_PERFORMANCE_NOTE = (
     "No timings: the stress cases ran under Triton's CPU interpreter, whose timings say nothing "
-    "about GPU performance. Benchmarks need a GPU run."
+    "about GPU performance. Benchmarks need a GPU run (`--device cuda --bench`)."
 )
-_SKIP_DIRS = {
-    ".venv",
-    "venv",
-    ".git",
-    "__pycache__",
-    "node_modules",
-    ".tox",
-    "build",
-    "dist",
-}
 _PACKAGE_ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
 
-def discover(paths: Iterable[pathlib.Path]) -> list[pathlib.Path]:
-    """Python files under `paths` that mention `stress.case` (only those are imported)."""
-    found: list[pathlib.Path] = []
-    for p in paths:
-        p = pathlib.Path(p)
-        if p.is_dir():
-            files: Iterable[pathlib.Path] = sorted(
-                f for f in p.rglob("*.py") if not (_SKIP_DIRS & set(f.relative_to(p).parts[:-1]))
-            )
-        else:
-            files = [p]
-        for f in files:
-            try:
-                if f.suffix == ".py" and "stress.case" in f.read_text(
-                    encoding="utf-8", errors="replace"
-                ):
-                    found.append(f)
-            except OSError:
-                continue
-    return found
+@dataclass(frozen=True)
+class ChildOptions:
+    """What every child of one run is told: device and the checks' knobs."""
+
+    device: str = "interpreter"  # "interpreter" or "cuda"
+    timeout: float = DEFAULT_TIMEOUT
+    repeats: int = 3  # GPU: runs per combination for TL904
+    redzones: bool = True  # GPU: guard regions around every tensor
 
 
 def finding_from_dict(d: dict[str, Any], path_map: dict[str, str]) -> Finding:
@@ -121,9 +108,18 @@ def _case_failed(path: str, line: int, case: str, message: str, extra: dict[str,
     )
 
 
-def _child_env() -> dict[str, str]:
+def child_env(device: str, cache_dir: str, gpu: int | None = None) -> dict[str, str]:
+    """The child's environment: interpreter or native; debug checks on; a fresh kernel cache
+    (the GPU child records masked loads while compiling, so nothing may come from a cache)."""
     env = dict(os.environ)
-    env["TRITON_INTERPRET"] = "1"
+    if device == "interpreter":
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)
+        env["TRITON_DEBUG"] = "1"  # device_assert and int32 overflow checks (TL909, TL910)
+        env["TRITON_CACHE_DIR"] = cache_dir
+        if gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(gpu)
     env["PYTHONPATH"] = _PACKAGE_ROOT + (
         os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
     )
@@ -146,47 +142,80 @@ def run_file_report(
     path: pathlib.Path,
     *,
     only: list[str] | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float | None = None,
     on_case: Callable[[str], None] | None = None,
+    options: ChildOptions | None = None,
+    gpu: int | None = None,
 ) -> tuple[list[Finding], list[StressCell]]:
     """`run_file`, plus one stress-matrix cell per combination the child executed."""
+    options = options or ChildOptions()
+    if timeout is not None:
+        options = ChildOptions(options.device, timeout, options.repeats, options.redzones)
     display = str(path)
     real = os.path.realpath(path)
     path_map = {real: display}
     findings: list[Finding] = []
     cells: list[StressCell] = []
-    skip = 0
-    while True:
-        with tempfile.TemporaryDirectory(prefix="tl-dyn-") as tmp:
-            out = os.path.join(tmp, "events.jsonl")
-            err = os.path.join(tmp, "stderr.txt")
-            cmd = [
-                sys.executable,
-                "-m",
-                "triton_lint.dynamic.child",
-                "--file",
-                real,
-                "--out",
-                out,
-                "--skip",
-                str(skip),
-            ]
-            for name in only or []:
-                cmd += ["--only", name]
-            with open(err, "wb") as errfh:
-                proc = subprocess.Popen(
-                    cmd,
-                    stdout=subprocess.DEVNULL,
-                    stderr=errfh,
-                    stdin=subprocess.DEVNULL,
-                    env=_child_env(),
-                )
-                restart = _watch(
-                    proc, out, err, timeout, display, path_map, findings, cells, on_case
-                )
+    skip, skip_combos = 0, 0
+    with tempfile.TemporaryDirectory(prefix="tl-dyn-cache-") as cache_dir:
+        while True:
+            with tempfile.TemporaryDirectory(prefix="tl-dyn-") as tmp:
+                out = os.path.join(tmp, "events.jsonl")
+                err = os.path.join(tmp, "stderr.txt")
+                cmd = [
+                    sys.executable,
+                    "-m",
+                    "triton_lint.dynamic.child",
+                    "--file",
+                    real,
+                    "--out",
+                    out,
+                    "--device",
+                    options.device,
+                    "--repeats",
+                    str(options.repeats),
+                    "--skip",
+                    str(skip),
+                    "--skip-combos",
+                    str(skip_combos),
+                ]
+                if not options.redzones:
+                    cmd.append("--no-redzones")
+                cmd += ["--device-log", err]
+                for name in only or []:
+                    cmd += ["--only", name]
+                with open(err, "wb") as errfh:
+                    proc = subprocess.Popen(
+                        cmd,
+                        stdout=subprocess.DEVNULL,
+                        stderr=errfh,
+                        stdin=subprocess.DEVNULL,
+                        env=child_env(options.device, cache_dir, gpu),
+                    )
+                    restart = _watch(
+                        proc,
+                        out,
+                        err,
+                        options.timeout,
+                        display,
+                        path_map,
+                        findings,
+                        cells,
+                        on_case,
+                    )
             if restart is None:
-                return findings, cells
-            skip = restart
+                return _dedup(findings), cells
+            skip, skip_combos = restart
+
+
+def _dedup(findings: list[Finding]) -> list[Finding]:
+    """One finding per (code, place, case): a case restarted after a fault reports again."""
+    seen: dict[tuple[Any, ...], Finding] = {}
+    for f in findings:
+        key = (f.code, f.path, f.line, f.properties.get("case"), f.properties.get("arg"))
+        if key not in seen:
+            seen[key] = f
+    return list(seen.values())
 
 
 def _watch(
@@ -199,14 +228,16 @@ def _watch(
     findings: list[Finding],
     cells: list[StressCell],
     on_case: Callable[[str], None] | None,
-) -> int | None:
-    """Follow the child's event file; return the case to restart from, or None."""
+) -> tuple[int, int] | None:
+    """Follow the child's event file; return the (case, combination) to restart from, or
+    None when the child finished."""
     pos = 0
     lines: list[int] = []
     current: tuple[int, str] | None = None
     combo: dict[str, Any] | None = None  # the combination running now (started, not done)
     started = time.monotonic()
     buf = ""
+    fault: tuple[int, int] | None = None
     while True:
         done = proc.poll() is not None
         if os.path.exists(out):
@@ -238,6 +269,11 @@ def _watch(
                     findings.extend(finding_from_dict(d, path_map) for d in ev["findings"])
                     current = None
                     combo = None
+                elif kind == "fault":
+                    # The CUDA context is gone: keep what the case found, go on after the combo.
+                    findings.extend(finding_from_dict(d, path_map) for d in ev["findings"])
+                    cells.append(_cell(ev["name"], combo, "error", tuple(ev.get("codes") or ())))
+                    fault = (ev["index"], int(ev.get("combo_index") or 0) + 1)
                 elif kind == "import_error":
                     findings.append(
                         _case_failed(
@@ -250,6 +286,8 @@ def _watch(
                     )
         if done and not buf.strip():
             # Drain once more above before deciding; a pending event line was read in this pass.
+            if fault is not None:
+                return fault
             if current is None:
                 return None
             idx, name = current
@@ -271,7 +309,7 @@ def _watch(
                 )
             )
             cells.append(_cell(name, combo, "error"))
-            return idx + 1
+            return idx + 1, 0
         if not done and time.monotonic() - started > timeout:
             proc.kill()
             proc.wait()
@@ -298,14 +336,19 @@ def _watch(
                 )
             )
             cells.append(_cell(name, combo, "timeout"))
-            return idx + 1
+            return idx + 1, 0
         time.sleep(0.05)
 
 
-def _cell(case: str, ev: dict[str, Any] | None, status: str | None = None) -> StressCell:
-    """A stress-matrix cell from a `combo` event (or the combo that crashed or hung)."""
+def _cell(
+    case: str,
+    ev: dict[str, Any] | None,
+    status: str | None = None,
+    codes: tuple[str, ...] = (),
+) -> StressCell:
+    """A stress-matrix cell from a `combo` event (or the combo that crashed, hung or faulted)."""
     ev = ev or {}
-    codes = ev.get("codes") or (["TL908"] if status in ("error", "timeout") else [])
+    codes = ev.get("codes") or codes or (["TL908"] if status in ("error", "timeout") else [])
     return StressCell(
         kernel=str(ev.get("kernel") or ""),
         case=case,
@@ -341,37 +384,138 @@ def run_paths(
     return run_paths_report(paths, timeout=timeout, progress=progress)[0]
 
 
+@dataclass(frozen=True)
+class Unit:
+    """One child's work: a file and the cases to run there (None: all)."""
+
+    path: pathlib.Path
+    only: tuple[str, ...] | None = None
+
+
+def plan_units(files: list[pathlib.Path], jobs: int) -> list[Unit]:
+    """One unit per file; while there are fewer units than jobs, split the largest file's cases
+    in two, so every GPU (or CPU job) gets work."""
+    units: list[tuple[pathlib.Path, list[str]]] = []
+    for f in files:
+        try:
+            names = [n for n, _line in case_names(f.read_text(encoding="utf-8", errors="replace"))]
+        except OSError:
+            names = []
+        units.append((f, names))
+    split = list(units)
+    while len(split) < jobs:
+        largest = max(range(len(split)), key=lambda i: len(split[i][1]), default=None)
+        if largest is None or len(split[largest][1]) < 2:
+            break
+        f, names = split.pop(largest)
+        half = len(names) // 2
+        split[largest:largest] = [(f, names[:half]), (f, names[half:])]
+    per_file = Counter(f for f, _names in split)
+    return [Unit(f, None if per_file[f] == 1 else tuple(n)) for f, n in split]
+
+
 def run_paths_report(
     paths: list[pathlib.Path],
     *,
     timeout: float = DEFAULT_TIMEOUT,
     progress: bool = True,
+    device: Device = INTERPRETER,
+    jobs: int | None = None,
+    repeats: int = 3,
+    redzones: bool = True,
+    sanitizer: str | None = None,
+    sanitize_all: bool = False,
 ) -> tuple[list[Finding], DynamicReport]:
     """`run_paths`, plus the stress matrix (every executed combination and its status).
 
-    The performance table stays empty: the cases run under the CPU interpreter, whose timings
-    are meaningless for a GPU kernel; `DynamicReport.performance_note` says so.
+    On the interpreter the performance table stays empty (its timings say nothing about a GPU
+    kernel); `DynamicReport.performance_note` says so.
     """
     files = discover(paths)
-    findings: list[Finding] = []
-    report = DynamicReport(device=CPU_DEVICE, performance_note=CPU_PERFORMANCE_NOTE)
-    show = progress and sys.stderr.isatty()
-    if not show:
-        for f in files:
-            found, cells = run_file_report(f, timeout=timeout)
-            findings.extend(found)
-            report.stress.extend(cells)
-        return sorted(findings, key=Finding.sort_key), report
-    import click
+    options = ChildOptions(device.kind, timeout, repeats, redzones)
+    slots = jobs or (device.gpus if device.kind == "cuda" else 1) or 1
+    units = plan_units(files, slots)
+    report = DynamicReport(
+        device=device.description,
+        performance_note=CPU_PERFORMANCE_NOTE if device.kind == "interpreter" else None,
+    )
+    gpus = list(range(device.gpus)) if device.kind == "cuda" else []
+    free = list(range(slots))
 
-    with click.progressbar(
-        files,
-        label="stress cases",
-        file=sys.stderr,
-        item_show_func=lambda f: str(f or ""),
-    ) as bar:
-        for f in bar:
-            found, cells = run_file_report(f, timeout=timeout, on_case=lambda name: None)
-            findings.extend(found)
-            report.stress.extend(cells)
+    def work(unit: Unit) -> tuple[list[Finding], list[StressCell]]:
+        slot = free.pop()
+        try:
+            gpu = gpus[slot % len(gpus)] if gpus and device.gpus > 1 else None
+            only = list(unit.only) if unit.only is not None else None
+            return run_file_report(unit.path, only=only, options=options, gpu=gpu)
+        finally:
+            free.append(slot)
+
+    show = progress and sys.stderr.isatty()
+    results: list[tuple[list[Finding], list[StressCell]]] = []
+    with ThreadPoolExecutor(max_workers=slots) as pool:
+        futures = [pool.submit(work, u) for u in units]
+        if show:
+            import click
+
+            with click.progressbar(
+                length=len(futures), label="stress cases", file=sys.stderr
+            ) as bar:
+                for fut in futures:
+                    results.append(fut.result())
+                    bar.update(1)
+        else:
+            results = [fut.result() for fut in futures]
+    findings: list[Finding] = []
+    for found, cells in results:
+        findings.extend(found)
+        report.stress.extend(cells)
+    if sanitizer is not None:
+        for f in files:
+            names = [n for n, _line in case_names(f.read_text(encoding="utf-8", errors="replace"))]
+            failing = {x.properties.get("case") for x in findings if x.path == str(f)}
+            chosen = names if sanitize_all else [n for n in names if n in failing]
+            if chosen:
+                findings.extend(sanitize_file(f, chosen, sanitizer, timeout))
     return sorted(findings, key=Finding.sort_key), report
+
+
+def sanitize_file(
+    path: pathlib.Path, cases: list[str], tool: str, timeout: float = DEFAULT_TIMEOUT
+) -> list[Finding]:
+    """Run `cases` of one file once per combination under compute-sanitizer `tool`. A case
+    stops at its first fault: the error records of that combination are its witness, and a fresh
+    child per later combination would cost a sanitizer start-up (seconds) each."""
+    from triton_lint.dynamic import compute_sanitizer as cs
+
+    executable = cs.find_compute_sanitizer()
+    display, real = str(path), os.path.realpath(path)
+    findings: list[Finding] = []
+    with tempfile.TemporaryDirectory(prefix="tl-sanitize-") as tmp:
+        for case in cases:
+            xml_path = os.path.join(tmp, f"{case}.xml")
+            out = os.path.join(tmp, f"{case}.jsonl")
+            cmd = [
+                *cs.command(tool, executable, xml_path),
+                sys.executable,
+                *("-m", "triton_lint.dynamic.child", "--file", real, "--out", out),
+                *("--device", "cuda", "--no-redzones", "--plain", "--only", case),
+            ]
+            env = child_env("cuda", os.path.join(tmp, "cache"))
+            env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                subprocess.run(
+                    cmd,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    timeout=timeout * 4,
+                )
+            try:
+                with open(xml_path, encoding="utf-8", errors="replace") as fh:
+                    records = cs.parse_records(fh.read())
+            except OSError:
+                records = []
+            findings.extend(cs.findings_from_records(records, tool, case, {real: display}))
+    return _dedup(findings)

@@ -13,7 +13,8 @@ What is tracked, and why:
 - optional diagnosis modes (only on re-runs, to keep the common path cheap): the first
   floating-point op producing a non-finite value from finite inputs, and a log of stores;
 - failed `device_assert`s and int32 overflow checks (debug mode), reported instead of raised;
-- autotune: each config runs once on a snapshot of the arguments and outputs are compared.
+- autotune: each config runs once on a snapshot of the arguments and outputs are compared
+  (`autotune_check`, shared with the GPU backend).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from triton_lint.dynamic.autotune_check import AutotuneCheck
 
 _THIS_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -132,7 +135,8 @@ class Sanitizer:
         self.first_nonfinite: dict[str, Any] | None = None
         self.stores: list[tuple[tuple[int, int, int], Site, np.ndarray]] | None = None
         self._desc_prov: int | None = None
-        self._autotune_rounds: dict[int, tuple[Any, str, list[Any]]] = {}
+        if hasattr(self, "autotune"):
+            self.autotune.reset()
         self._event_keys: set[tuple[Any, ...]] = set()
         #: (kernel name, launch site) of every launch in this run, in order, deduplicated.
         self.launches: list[tuple[str, Site]] = []
@@ -413,7 +417,7 @@ class Sanitizer:
 
         interp.GridExecutor.__call__ = grid_call
         install_compat(interp)
-        self._install_autotune()
+        self.autotune = AutotuneCheck(self._event, lambda: self.launches)
 
     def _reverser(self, fn: Any) -> Any:
         """Run every program in reverse grid order on the first call (order-dependence probe)."""
@@ -486,74 +490,6 @@ class Sanitizer:
             return out
 
         return wrapper
-
-    def _install_autotune(self) -> None:
-        """Make `@triton.autotune` work on the CPU: each config runs once on restored inputs."""
-        try:
-            from triton.runtime.autotuner import Autotuner
-        except ImportError:  # pragma: no cover
-            return
-        import torch
-
-        san = self
-        orig_bench = Autotuner._bench
-
-        def _bench(at: Any, *args: Any, config: Any, **meta: Any) -> Any:
-            tensors = [a for a in list(args) + list(meta.values()) if isinstance(a, torch.Tensor)]
-            snap = [t.clone() for t in tensors]
-            at._do_bench = lambda kernel_call, quantiles: (
-                kernel_call(),
-                [1.0, 1.0, 1.0],
-            )[1]
-            try:
-                res = orig_bench(at, *args, config=config, **meta)
-            finally:
-                outs = [t.clone() for t in tensors]
-                for t, s in zip(tensors, snap, strict=False):
-                    t.copy_(s)
-            key = tuple((t.data_ptr(), tuple(t.shape)) for t in tensors)
-            prev = san._autotune_rounds.get(id(at))
-            if prev is None or prev[0] != key:
-                san._autotune_rounds[id(at)] = (key, str(config), outs)
-            else:
-                diff = _first_difference(prev[2], outs)
-                if diff is not None:
-                    fn = at.base_fn if hasattr(at, "base_fn") else at.fn
-                    code = getattr(getattr(fn, "fn", fn), "__code__", None)
-                    site = (
-                        (code.co_filename, code.co_firstlineno, code.co_name)
-                        if code is not None
-                        else ("<unknown>", 0, "?")
-                    )
-                    san._event(
-                        ("autotune", site, str(config)),
-                        {
-                            "kind": "autotune",
-                            "site": site,
-                            "config": str(config),
-                            "baseline_config": prev[1],
-                            "tensor_index": diff[0],
-                            "element": diff[1],
-                            "launch": san.launches[-1][1] if san.launches else None,
-                        },
-                    )
-            return res
-
-        Autotuner._bench = _bench
-
-
-def _first_difference(a: list[Any], b: list[Any]) -> tuple[int, int] | None:
-    """First (tensor index, flat element) where two output snapshots differ (loose tolerance)."""
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
-        xn = x.detach().double().numpy().ravel() if x.is_floating_point() else x.numpy().ravel()
-        yn = y.detach().double().numpy().ravel() if y.is_floating_point() else y.numpy().ravel()
-        if x.is_floating_point():
-            ok = np.isclose(xn, yn, rtol=1e-3, atol=1e-3, equal_nan=True)
-        else:
-            ok = xn == yn
-        if not ok.all():
-            return i, int(np.argmin(ok))
-    return None
 
 
 def install_compat(interp: Any) -> None:

@@ -1,0 +1,108 @@
+"""Parts of the GPU engine that need no GPU: compute-sanitizer records, device choice, work
+planning, and red-zone bookkeeping on host tensors."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from triton_lint.dynamic import compute_sanitizer as cs
+from triton_lint.dynamic import devices
+from triton_lint.dynamic.runner import plan_units
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
+
+
+def test_memcheck_xml_becomes_one_finding_at_the_kernel_line() -> None:
+    # Saved from `compute-sanitizer --tool memcheck --xml` on an H100 (Triton 3.6): an unmasked
+    # load at line 5 of oob.py, launched at line 8; two API-error records follow it.
+    records = cs.parse_records((DATA / "memcheck_oob.xml").read_text())
+    assert [(r["path"].rsplit("/", 1)[-1], r["line"], r["kernel"]) for r in records] == [
+        ("oob.py", 5, "copy_oob")
+    ]
+    assert records[0]["block"] == [1, 0, 0] and records[0]["thread"] == [36, 0, 0]
+    assert records[0]["launch"][1:] == (8, "<module>")
+    (f,) = cs.findings_from_records(records, "memcheck", "case_a", {})
+    assert (f.code, f.line, f.kernel) == ("TL901", 5, "copy_oob")
+    assert "out of bounds" in f.message and f.properties["tool"] == "memcheck"
+    assert [r.span.line for r in f.related] == [8]
+
+
+def test_tools_map_to_codes_and_bad_xml_gives_nothing() -> None:
+    assert cs.TOOL_CODES == {"memcheck": "TL901", "initcheck": "TL913", "racecheck": "TL904"}
+    assert cs.parse_records("<ComputeSanitizerOutput><record>") == []
+
+
+def test_missing_compute_sanitizer_is_a_clear_error(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setattr(cs.os, "access", lambda *a: False)
+    with pytest.raises(cs.SanitizerUnavailable, match="compute-sanitizer"):
+        cs.find_compute_sanitizer()
+
+
+def test_auto_device_falls_back_to_the_interpreter(monkeypatch) -> None:
+    monkeypatch.setattr(devices, "probe_gpus", lambda timeout=120.0: (0, None))
+    assert devices.resolve_device("auto").kind == "interpreter"
+    with pytest.raises(devices.DeviceError, match="no CUDA GPU"):
+        devices.resolve_device("cuda")
+    monkeypatch.setattr(devices, "probe_gpus", lambda timeout=120.0: (2, "NVIDIA H200"))
+    gpu = devices.resolve_device("auto")
+    assert (gpu.kind, gpu.gpus, gpu.description) == ("cuda", 2, "CUDA (NVIDIA H200) x2")
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert devices.resolve_device("auto").kind == "interpreter"
+
+
+def test_units_split_files_until_every_job_has_work(tmp_path) -> None:
+    src = "from triton_lint import stress\n" + "".join(
+        f"@stress.case(reference=None, inputs=[])\ndef c{i}():\n    pass\n" for i in range(4)
+    )
+    a = tmp_path / "a.py"
+    a.write_text(src)
+    b = tmp_path / "b.py"
+    b.write_text(src.replace("def c", "def d"))
+    assert [(u.path.name, u.only) for u in plan_units([a, b], 1)] == [
+        ("a.py", None),
+        ("b.py", None),
+    ]
+    units = plan_units([a, b], 4)
+    assert [(u.path.name, u.only) for u in units] == [
+        ("a.py", ("c0", "c1")),
+        ("a.py", ("c2", "c3")),
+        ("b.py", ("d0", "d1")),
+        ("b.py", ("d2", "d3")),
+    ]
+
+
+def test_red_zone_changes_name_side_and_offsets() -> None:
+    torch = pytest.importorskip("torch")
+    from triton_lint.dynamic.redzone import CANARY, Arena
+
+    arena = Arena(torch.device("cpu"))
+    x = arena.place(torch.arange(10, dtype=torch.float32), "input 0")
+    assert torch.equal(x, torch.arange(10, dtype=torch.float32))
+    (g,) = arena.buffers
+    assert g.lo == x.data_ptr() and g.guard % 512 == 0  # keeps the allocation's alignment
+    # A write one element past the end and one two elements before the start.
+    flat = g.raw.view(torch.float32)
+    start = g.guard // 4
+    flat[start + 10] = 1.0
+    flat[start - 2] = 1.0
+    before, after = g.changed(CANARY)
+    assert (before[0] // 4, after[0] // 4) == (-2, 10)
+    arena.fill_guards(0xFF)
+    assert g.changed(0xFF) == ([], [])
+
+
+def test_red_zone_keeps_strides_and_gaps_of_sliced_inputs() -> None:
+    torch = pytest.importorskip("torch")
+    from triton_lint.dynamic.redzone import Arena
+
+    wide = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    sliced = wide[:, ::2]
+    placed = Arena(torch.device("cpu")).place(sliced, "input 0")
+    assert placed.stride() == sliced.stride() and torch.equal(placed, sliced)
+    # The gap between kept elements holds what the host tensor's gap held.
+    assert placed.as_strided((1,), (1,), placed.storage_offset() + 1).item() == 1.0

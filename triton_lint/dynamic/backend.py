@@ -1,0 +1,108 @@
+"""What a device backend gives the case runner: one call of a wrapper and what was seen meanwhile.
+
+Two backends exist: the interpreter (`interpreter_backend`, every access checked on the CPU) and
+CUDA (`cuda_backend`, native launches with red zones). The case runner (`case_runner`) decides
+which runs to make and turns their results into findings; it never asks which device it is on,
+only what the backend can do (`Backend` below).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+
+from triton_lint.stress import Case
+
+Site = tuple[str, int, str]  # (file, line, function)
+
+#: Frames in these directories are library code; a finding's site is the first frame outside.
+LIB_DIRS = (
+    os.path.dirname(torch.__file__),
+    os.path.dirname(os.path.dirname(__file__)),
+    os.path.dirname(os.path.abspath(importlib.util.find_spec("triton").origin or "")),  # type: ignore[union-attr]
+)
+
+
+def user_site(skip_frames: int = 2) -> Site:
+    """The innermost frame outside torch, triton and triton_lint (a line of the user's code)."""
+    f = sys._getframe(skip_frames)
+    while f is not None:
+        if not f.f_code.co_filename.startswith(LIB_DIRS):
+            return (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+        f = f.f_back
+    return ("<unknown>", 0, "?")
+
+
+@dataclass(frozen=True)
+class RunMode:
+    """How one run differs from a plain call of the wrapper."""
+
+    alt_fill: bool = False  # fill torch.empty* with the second sentinel (TL906)
+    poison: tuple[str, frozenset[int] | None] | None = None  # masked-off lanes (TL905)
+    reverse: bool = False  # interpreter: programs in reverse order (TL904)
+    trace: bool = False  # interpreter: op tracer and store log (who wrote what)
+    guard_fill: int | None = None  # CUDA: byte the red zones hold (OOB-read probe)
+    guard_only: int | None = None  # CUDA: only this buffer's red zones get `guard_fill`
+
+
+@dataclass
+class RunResult:
+    """What one call of the wrapper produced, and what the backend saw meanwhile."""
+
+    outputs: list[torch.Tensor] = field(default_factory=list)  # host copies
+    error: BaseException | None = None
+    tb: list[traceback.FrameSummary] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    masked_loads: dict[Site, int] = field(default_factory=dict)
+    alloc_sites: dict[int, Site] = field(default_factory=dict)
+    output_sites: list[Site | None] = field(default_factory=list)
+    first_nonfinite: dict[str, Any] | None = None
+    stores: list[Any] | None = None
+    launches: list[tuple[str, Site]] = field(default_factory=list)
+    #: The CUDA context is unusable after this run (illegal address, device assert).
+    sticky: bool = False
+    #: Where each output was written: (kernel name, store site) when the backend knows it.
+    writers: list[tuple[str, Site] | None] = field(default_factory=list)
+
+
+class StickyError(Exception):
+    """The device is unusable after a fault; the child must exit so a fresh one goes on."""
+
+
+class Backend(Protocol):
+    """A device that runs wrappers (see the module docstring)."""
+
+    #: "interpreter" or "cuda"; findings and the report name it.
+    device: str
+    #: A longer description for the report ("CUDA (NVIDIA H100 80GB HBM3)").
+    description: str
+    #: Whether red-zone probes (OOB reads by guard differential) apply.
+    redzones: bool
+
+    def call(self, case: Case, args: list[Any], mode: RunMode) -> RunResult:
+        """Run the wrapper once on `args` (fresh ones per call) and collect what was seen."""
+        ...
+
+    def to_device(self, args: list[Any]) -> list[Any]:
+        """Inputs built on the host, placed where the wrapper expects them."""
+        ...
+
+    def reference(self, case: Case, args: list[Any]) -> Any:
+        """Call the reference with the same placement (no red zones, no interception)."""
+        ...
+
+    def writer(
+        self, runner: Any, case: Case, combo: Any, k: int, idx: tuple[int, ...]
+    ) -> tuple[Site | None, list[int] | None]:
+        """The store that wrote element `idx` of output `k`, and its program id if known."""
+        ...
+
+    def case_findings(self, case: Case) -> list[Any]:
+        """Findings that need the whole case (TL907 on a GPU)."""
+        ...

@@ -1,0 +1,476 @@
+"""Runs every combination of one stress case on a backend and turns what it sees into findings.
+
+Per combination: one plain run (events: out of bounds, asserts, overflow, autotune), the
+reference, the comparison (TL903; TL906 for never-written `torch.empty*` elements; TL902 for
+non-finite output from finite inputs), then the probes the backend supports: poisoned masked-off
+lanes (TL905), red-zone reads (TL901, GPU), determinism (TL904: reversed program order on the
+interpreter, repeated runs on a GPU). Failures seen only on a non-contiguous layout, where the
+contiguous one passes, are one TL912 naming the argument whose strides are ignored.
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from triton_lint.dynamic.backend import LIB_DIRS, Backend, RunMode, RunResult, Site, StickyError
+from triton_lint.dynamic.case_findings import FindingLog
+from triton_lint.dynamic.compare import (
+    args_finite,
+    as_float64,
+    fill_value,
+    mismatch,
+    same,
+    spread,
+)
+from triton_lint.dynamic.inputs import NONFINITE_PATTERNS, Combo, combos, make_args
+from triton_lint.dynamic.redzone import PROBE
+from triton_lint.finding import Finding, Severity
+from triton_lint.stress import Case, TensorSpec
+
+POISONS = ("inf", "seven", "nan", "neginf")
+PLAIN = RunMode()
+#: Codes a layout that the wrapper handles wrongly produces (TL912 replaces them).
+LAYOUT_CODES = frozenset({"TL901", "TL902", "TL903", "TL906"})
+
+
+class CaseRunner:
+    """Runs one case (see the module docstring)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        case: Case,
+        emit: Callable[[dict[str, Any]], None] | None = None,
+        *,
+        repeats: int = 3,
+        skip_combos: int = 0,
+        plain: bool = False,
+    ) -> None:
+        self.backend = backend
+        self.case = case
+        self.emit = emit
+        self.log = FindingLog(case, backend.device)
+        self.repeats = repeats
+        self.skip_combos = skip_combos
+        #: One call per combination and nothing else (an external tool is watching).
+        self.plain = plain
+        self.tl905_done: set[int] = set()
+        self.tl904_done: set[Any] = set()
+        self.combo_kernels: list[str] = []
+        self.last_result: RunResult | None = None
+        #: The interpreter's traced run (its first non-finite op names TL902's site).
+        self.last_trace: RunResult | None = None
+        self.combo_index = 0
+        #: (dims, dtypes) of contiguous combinations that passed (TL912 needs them).
+        self.contiguous_clean: set[tuple[Any, ...]] = set()
+
+    @property
+    def findings(self) -> dict[tuple[Any, ...], Finding]:
+        return self.log.findings
+
+    # -- running -------------------------------------------------------------------------
+
+    def call(self, combo: Combo, mode: RunMode = PLAIN) -> RunResult:
+        res = self.backend.call(self.case, make_args(self.case, combo), mode)
+        for kernel, _site in res.launches:
+            if kernel not in self.combo_kernels:
+                self.combo_kernels.append(kernel)
+        if res.sticky:
+            self.fault(res, combo)
+        return res
+
+    def reference(self, combo: Combo) -> tuple[list[torch.Tensor] | None, list[Any]]:
+        from triton_lint.dynamic.compare import flatten
+
+        args = self.backend.to_device(make_args(self.case, combo))
+        try:
+            out = self.backend.reference(self.case, args)
+        except Exception:
+            return None, args
+        return [t.detach().cpu() for t in flatten(out, args)], [
+            a.cpu() if isinstance(a, torch.Tensor) else a for a in args
+        ]
+
+    def run(self) -> list[Finding]:
+        """Run every combo; with `emit`, report each one (`combo_start`, `combo`) as it goes."""
+        for n, combo in enumerate(combos(self.case)):
+            if n < self.skip_combos:
+                continue
+            self.combo_index = n
+            cell = {"variant": combo.variant(), "pattern": combo.pattern, "combo_index": n}
+            if self.emit is not None:
+                self.emit({"event": "combo_start", **cell})
+            self.log.combo_codes = set()
+            self.combo_kernels = []
+            status = self.run_combo(combo)
+            codes = self.log.combo_codes
+            if status is None:
+                status = "error" if "TL908" in codes else "fail" if codes else "pass"
+            if self.emit is not None:
+                self.emit(
+                    {
+                        "event": "combo",
+                        **cell,
+                        "kernel": ", ".join(self.combo_kernels),
+                        "status": status,
+                        "codes": sorted(codes),
+                    }
+                )
+        return self.case_end()
+
+    def case_end(self) -> list[Finding]:
+        from triton_lint.dynamic.gpu import recompilation_finding
+
+        for item in self.backend.case_findings(self.case):
+            f = recompilation_finding(
+                item["kernel"], item["params"], item["variants"], case=self.case.name
+            )
+            self.findings[("TL907", f.path, f.line, f.kernel)] = f
+        return list(self.findings.values())
+
+    def run_combo(self, combo: Combo) -> str | None:
+        """Run one combo; returns "skip" when it was not checked, else None (status by codes)."""
+        snap = self.log.snapshot() if combo.layout != "contiguous" else None
+        res = self.call(combo)
+        self.last_result = res
+        if self.plain:
+            return "error" if res.error is not None else "pass"
+        self.log.main_launches = res.launches
+        if res.error is not None:
+            if combo.layout != "contiguous":
+                return "skip"  # the wrapper does not accept this layout: fine
+            self.report_error(res, combo)
+            return None
+        for ev in res.events:
+            self.log.event(ev, combo)
+        ref, ref_args = self.reference(combo)
+        if ref is not None:
+            self.compare(res, ref, ref_args, combo)
+        if self.backend.redzones:
+            self.check_reads(res, combo)
+        if snap is not None:
+            return self.judge_layout(combo, snap)
+        if ref is None:
+            return None
+        if combo.pattern == (self.case.patterns or ["normal"])[0]:
+            if not self.log.combo_codes:
+                self.contiguous_clean.add((tuple(combo.dims.items()), combo.dtypes))
+            self.check_masked_lanes(res, combo)
+        self.check_determinism(res, combo)
+        return None
+
+    # -- checks --------------------------------------------------------------------------
+
+    def compare(
+        self, res: RunResult, ref: list[torch.Tensor], ref_args: list[Any], combo: Combo
+    ) -> None:
+        site = self.log.case_site()
+        if len(ref) != len(res.outputs):
+            self.log.add(
+                "TL903",
+                site,
+                f"wrapper returned {len(res.outputs)} tensor(s), reference {len(ref)} "
+                f"{combo.short()}",
+                combo,
+                {},
+            )
+            return
+        # Near-max inputs overflow legitimately: once the case has a mismatch, an overflow there is
+        # a consequence of the wrong values (TL903), not a numerics bug of its own.
+        inputs_finite = (
+            combo.pattern not in NONFINITE_PATTERNS
+            and not (combo.pattern == "near_max" and self.log.has("TL903"))
+            and combo.layout == "contiguous"  # gaps of sliced inputs hold NaN on purpose
+        )
+        for k, (out, exp) in enumerate(zip(res.outputs, ref, strict=False)):
+            if tuple(out.shape) != tuple(exp.shape):
+                self.log.add(
+                    "TL903",
+                    site,
+                    f"output {k} has shape {tuple(out.shape)}, reference {tuple(exp.shape)} "
+                    f"{combo.short()}",
+                    combo,
+                    {"output": k},
+                )
+                continue
+            bad, err = mismatch(out, exp, ref_args, self.case.rtol, self.case.atol)
+            if not bad.any():
+                continue
+            o, e = as_float64(out), as_float64(exp)
+            # TL906: elements equal to the empty-fill value in two runs with different fills.
+            fill = fill_value(out.dtype, False)
+            filled = bad & (np.isnan(o) if out.dtype.is_floating_point else (o == fill))
+            if filled.any():
+                alt = self.call(combo, RunMode(alt_fill=True))
+                if alt.error is None and k < len(alt.outputs):
+                    ao = as_float64(alt.outputs[k])
+                    alt_fill = float(fill_value(out.dtype, True) or 0)
+                    unwritten = filled & (
+                        ao == float(torch.tensor(alt_fill, dtype=out.dtype).double())
+                    )
+                    if unwritten.any():
+                        self.report_unwritten(res, out, unwritten, k, combo)
+                        bad = bad & ~unwritten
+                        if not bad.any():
+                            continue
+            nonfinite = bad & ~np.isfinite(o) & np.isfinite(e)
+            if inputs_finite and nonfinite.any() and args_finite(ref_args):
+                self.report_nonfinite(combo, k, nonfinite, o, e)
+                continue
+            self.report_mismatch(combo, k, bad, err, o, e)
+
+    def check_reads(self, res: RunResult, combo: Combo) -> None:
+        """Red zones: rerun with other guard bytes; a changed output is an out-of-bounds read,
+        and a run per buffer names the buffer."""
+        probe = self.call(combo, RunMode(guard_fill=PROBE))
+        if probe.error is not None or same(probe.outputs, res.outputs):
+            return
+        buffers = len(self.backend.arena.buffers)
+        changed = []
+        for i in range(buffers):
+            one = self.call(combo, RunMode(guard_fill=PROBE, guard_only=i))
+            if one.error is None and not same(one.outputs, res.outputs):
+                changed.append(i)
+        for ev in self.backend.read_events(changed):  # type: ignore[attr-defined]
+            self.log.event(ev, combo)
+
+    def check_masked_lanes(self, res: RunResult, combo: Combo) -> None:
+        """TL905: poison masked-off lanes of loads without `other=`; watch the output."""
+        sites = self.masked_load_sites(res)
+        lines = {site[1] for site in sites} - self.tl905_done
+        if not lines:
+            return
+        for kind in POISONS:
+            p = self.call(combo, RunMode(poison=(kind, None)))
+            if p.error is not None or same(p.outputs, res.outputs):
+                continue
+            for site in sorted(sites, key=lambda s: s[1]):
+                if site[1] not in lines:
+                    continue
+                q = self.call(combo, RunMode(poison=(kind, frozenset({site[1]}))))
+                if q.error is None and not same(q.outputs, res.outputs):
+                    self.tl905_done.add(site[1])
+                    self.log.add(
+                        "TL905",
+                        site,
+                        "output changes when masked-off lanes of this load (no `other=`) hold "
+                        f"{kind}; the kernel depends on undefined values {combo.short()}",
+                        combo,
+                        {"poison": kind},
+                    )
+            return
+
+    def masked_load_sites(self, res: RunResult) -> list[Site]:
+        """Loads with masked-off lanes and no `other=` (interpreter: seen at run time; GPU:
+        every such load the compiler met in the kernels this run launched)."""
+        if res.masked_loads:
+            return list(res.masked_loads)
+        poisoner = getattr(self.backend, "poisoner", None)
+        if poisoner is None:
+            return []
+        launched = {name for name, _site in res.launches}
+        files = {site[0] for _name, site in res.launches} | {self.case.path}
+        return [s for s in poisoner.sites if s[2] in launched or s[0] in files]
+
+    def check_determinism(self, res: RunResult, combo: Combo) -> None:
+        """TL904: outputs must be bitwise equal across runs. The interpreter reverses program
+        order once per dtype; a GPU repeats every combination (`repeats` runs in all)."""
+        if self.backend.device == "interpreter":
+            if combo.dtypes in self.tl904_done:
+                return
+            self.tl904_done.add(combo.dtypes)
+            again = self.call(combo, RunMode(reverse=True))
+            if again.error is None and not same(again.outputs, res.outputs):
+                self.log.add(
+                    "TL904",
+                    self.log.case_site(),
+                    "two runs with the same inputs differ bitwise (second run executed programs "
+                    f"in reverse order) {combo.short()}",
+                    combo,
+                    {},
+                )
+            return
+        worst = 0.0
+        differing: list[RunResult] = []
+        for _ in range(max(self.repeats - 1, 0)):
+            again = self.call(combo, RunMode())
+            if again.error is None and not same(again.outputs, res.outputs):
+                differing.append(again)
+                worst = max(worst, spread(again.outputs, res.outputs))
+        if not differing:
+            return
+        within = all(
+            not mismatch(o2, o, res.outputs, self.case.rtol, self.case.atol)[0].any()
+            for again in differing
+            for o, o2 in zip(res.outputs, again.outputs, strict=False)
+        )
+        self.log.add(
+            "TL904",
+            self.log.case_site(),
+            f"{len(differing)} of {self.repeats - 1} repeated runs with the same inputs differ "
+            f"bitwise from the first (largest difference {worst:.3g}, "
+            + ("within" if within else "beyond")
+            + f" tolerance) {combo.short()}",
+            combo,
+            {"spread": worst, "within_tolerance": within},
+            severity=Severity.INFO if within else None,
+        )
+
+    def judge_layout(self, combo: Combo, snap: dict[tuple[Any, ...], int]) -> str | None:
+        """A non-contiguous layout failed where the contiguous one passes: one TL912."""
+        bad = self.log.combo_codes & LAYOUT_CODES
+        key = (tuple(combo.dims.items()), combo.dtypes)
+        if not bad or key not in self.contiguous_clean:
+            return None
+        dropped = self.log.restore(snap)
+        self.log.combo_codes -= LAYOUT_CODES
+        names = self.layout_arguments(combo)
+        related_codes = sorted({f.code for f in dropped} | bad)
+        self.log.add(
+            "TL912",
+            self.log.case_site(),
+            f"the wrapper accepts a {combo.layout} (non-contiguous) "
+            + ", ".join(f"`{n}`" for n in names)
+            + " but the kernel ignores its strides: "
+            + "/".join(related_codes)
+            + f" on that layout, clean when contiguous {combo.short()}; pass the strides to "
+            "the kernel, call .contiguous(), or assert is_contiguous()",
+            combo,
+            {"arguments": names, "layout_codes": related_codes},
+            dedup=combo.layout,
+        )
+        return None
+
+    def layout_arguments(self, combo: Combo) -> list[str]:
+        """The wrapper arguments whose layout alone breaks the output (one run per tensor)."""
+        try:
+            params = list(inspect.signature(self.case.fn).parameters)
+        except (TypeError, ValueError):
+            params = []
+        tensors = [i for i, s in enumerate(self.case.inputs) if isinstance(s, TensorSpec)]
+        ref, ref_args = self.reference(combo)
+        names = []
+        for i in tensors:
+            one = Combo(combo.dims, combo.dtypes, combo.pattern, combo.layout, layout_arg=i)
+            res = self.call(one)
+            if res.error is not None or ref is None:
+                continue
+            if len(res.outputs) != len(ref) or any(
+                o.shape != e.shape
+                or mismatch(o, e, ref_args, self.case.rtol, self.case.atol)[0].any()
+                for o, e in zip(res.outputs, ref, strict=False)
+            ):
+                names.append(params[i] if i < len(params) else f"argument {i}")
+        return names or [params[i] if i < len(params) else f"argument {i}" for i in tensors]
+
+    # -- reporting -----------------------------------------------------------------------
+
+    def fault(self, res: RunResult, combo: Combo) -> None:
+        """The device is unusable: record the fault (and any device asserts), then stop."""
+        for ev in res.events:
+            self.log.event(ev, combo)
+        if not any(ev["kind"] in ("assert", "overflow") for ev in res.events):
+            self.report_error(res, combo)
+        raise StickyError(str(res.error))
+
+    def report_error(self, res: RunResult, combo: Combo) -> None:
+        err = res.error
+        site = self.log.case_site()
+        for fs in reversed(res.tb):
+            if not fs.filename.startswith(LIB_DIRS) and not fs.filename.startswith("<"):
+                site = (fs.filename, fs.lineno or 1, fs.name)
+                break
+        cause = err.__cause__ if err is not None and err.__cause__ is not None else err
+        msg = f"case raised {type(err).__name__}: {str(err)[:300]} {combo.short()}"
+        self.log.add(
+            "TL908", site, msg, combo, {"error": repr(cause)[:500]}, dedup=type(err).__name__
+        )
+
+    def report_unwritten(
+        self, res: RunResult, out: torch.Tensor, unwritten: np.ndarray, k: int, combo: Combo
+    ) -> None:
+        idx = tuple(int(i) for i in np.argwhere(unwritten)[0])
+        site = (res.output_sites[k] if k < len(res.output_sites) else None) or self.log.case_site()
+        self.log.add(
+            "TL906",
+            site,
+            f"{int(unwritten.sum())} of {out.numel()} element(s) of output {k} allocated here "
+            "with torch.empty* "
+            f"were never written by the kernel (first at index {idx}) {combo.short()}",
+            combo,
+            {"output": k, "index": list(idx), "unwritten": int(unwritten.sum())},
+        )
+
+    def report_nonfinite(
+        self, combo: Combo, k: int, nonfinite: np.ndarray, o: np.ndarray, e: np.ndarray
+    ) -> None:
+        idx = tuple(int(i) for i in np.argwhere(nonfinite)[0])
+        self.last_trace = None
+        store_site, pid = self.backend.writer(self, self.case, combo, k, idx)
+        first = self.last_trace.first_nonfinite if self.last_trace is not None else None
+        if first is not None:
+            site = tuple(first["site"])
+            where = f"`{first['op']}` produced the first non-finite value (program " + (
+                f"{tuple(first['pid'])})"
+            )
+        else:
+            site = store_site or self.log.case_site()
+            where = (
+                "no traced op produced it from finite inputs (likely a reduction overflowed)"
+                if self.backend.device == "interpreter"
+                else "stored here (native runs do not trace which op produced it)"
+            )
+        self.log.add(
+            "TL902",
+            site,  # type: ignore[arg-type]
+            f"output {k} has {int(nonfinite.sum())} non-finite element(s) (first {o[idx]} at "
+            f"index {idx}, reference {e[idx]}) with finite inputs; {where} {combo.short()}",
+            combo,
+            {"output": k, "index": list(idx), "op": first["op"] if first else None, "pid": pid},
+        )
+
+    def report_mismatch(
+        self,
+        combo: Combo,
+        k: int,
+        bad: np.ndarray,
+        err: np.ndarray,
+        o: np.ndarray,
+        e: np.ndarray,
+    ) -> None:
+        masked_err = np.where(bad, err, -1.0)
+        idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(masked_err)), bad.shape))
+        store_site, pid = self.backend.writer(self, self.case, combo, k, idx)
+        site = store_site or self.log.case_site()
+        self.log.add(
+            "TL903",
+            site,
+            f"output {k}: {int(bad.sum())} of {bad.size} element(s) beyond tolerance; worst at "
+            f"index {idx}: got {o[idx]}, expected {e[idx]} (written by program "
+            f"{tuple(pid) if pid else '?'}) {combo.short()}",
+            combo,
+            {
+                "output": k,
+                "index": list(idx),
+                "got": float(o[idx]),
+                "expected": float(e[idx]),
+                "pid": pid,
+            },
+        )
+
+
+def runner_failure(case: Case, error: BaseException) -> dict[str, Any]:
+    """The TL908 record for a runner that failed outside any combination."""
+    return {
+        "path": case.path,
+        "line": case.line,
+        "code": "TL908",
+        "message": f"stress runner failed: {type(error).__name__}: {error}",
+        "properties": {"case": case.name, "error": traceback.format_exc()[-2000:]},
+    }

@@ -1,0 +1,283 @@
+"""The GPU backend: wrappers run natively on a CUDA device, inside red zones (child only).
+
+Inputs are placed, and the wrapper's `torch.empty*`/`zeros*`/`*_like` outputs re-homed, between
+guard regions (`redzone`). After each run a changed guard byte is an out-of-bounds write; a
+second run with other guard bytes that changes the output is an out-of-bounds read (named per
+buffer by a run that changes only that buffer's guards). The launch recorder names the kernel
+parameter behind a buffer and the kernel source names the accesses that can reach it. Masked-off
+lanes are poisoned at compile time (`poison`). Faults that leave the CUDA context unusable
+(illegal address, device-side assert) mark the result sticky: the child reports and exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import traceback
+from typing import Any
+
+import torch
+
+from triton_lint.dynamic.autotune_check import AutotuneCheck
+from triton_lint.dynamic.backend import RunMode, RunResult, Site
+from triton_lint.dynamic.compare import flatten
+from triton_lint.dynamic.kernel_source import access_lines, python_function
+from triton_lint.dynamic.launches import LaunchRecorder
+from triton_lint.dynamic.poison import Poisoner
+from triton_lint.dynamic.redzone import CANARY, Arena, Guarded
+from triton_lint.stress import Case
+
+_STICKY = re.compile(
+    r"illegal memory access|device-side assert|unspecified launch failure|misaligned address|"
+    r"illegal instruction|an illegal|launch failure|hardware stack error",
+    re.IGNORECASE,
+)
+#: `file:line: func: block: [x,y,z], thread: [x,y,z] Assertion `msg` failed.` (device printf)
+_ASSERT = re.compile(
+    r"^(?P<file>.+?):(?P<line>\d+): (?P<func>\S+): block: \[(?P<block>[\d,]+)\], "
+    r"thread: \[(?P<thread>[\d,]+)\] Assertion `(?P<msg>.*)` failed"
+)
+
+
+def is_sticky(error: BaseException) -> bool:
+    """A CUDA error after which the context is unusable (every later call fails)."""
+    return type(error).__name__ == "AcceleratorError" or bool(_STICKY.search(str(error)))
+
+
+def parse_device_asserts(text: str) -> list[dict[str, Any]]:
+    """Failed `tl.device_assert`s and int32 overflow checks printed by the device."""
+    events: list[dict[str, Any]] = []
+    seen: set[tuple[str, int]] = set()
+    for line in text.splitlines():
+        m = _ASSERT.match(line.strip())
+        if m is None:
+            continue
+        site = (m["file"], int(m["line"]))
+        if site in seen:
+            continue
+        seen.add(site)
+        msg = m["msg"]
+        events.append(
+            {
+                "kind": "overflow" if "overflow detected" in msg else "assert",
+                "site": (m["file"], int(m["line"]), "?"),
+                "message": msg,
+                "pid": [int(x) for x in m["block"].split(",")],
+                "lane": [int(x) for x in m["thread"].split(",")],
+            }
+        )
+    return events
+
+
+class CudaBackend:
+    """Runs wrappers natively on the current CUDA device (see the module docstring)."""
+
+    device = "cuda"
+    redzones = True
+
+    def __init__(self, *, redzones: bool = True, device_output: str | None = None) -> None:
+        torch.cuda.init()
+        self.torch_device = torch.device("cuda", torch.cuda.current_device())
+        self.description = f"CUDA ({torch.cuda.get_device_name(self.torch_device)})"
+        torch.set_default_device(self.torch_device)
+        self.redzones = redzones
+        self.arena = Arena(self.torch_device)
+        self.recorder = LaunchRecorder()
+        self.poisoner = Poisoner()
+        #: The file this process's stderr goes to (CUDA prints failed device asserts there).
+        self.device_output = device_output
+        self.cleared = False
+        self._log_pos = 0
+        self.pending: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.autotune = AutotuneCheck(
+            self._autotune_event, lambda: [(r.name, r.site) for r in self.recorder.launches]
+        )
+
+    def _autotune_event(self, key: tuple[Any, ...], event: dict[str, Any]) -> None:
+        self.pending.setdefault(key, event)
+
+    # -- placement -----------------------------------------------------------------------
+
+    def to_device(self, args: list[Any]) -> list[Any]:
+        out = []
+        for i, a in enumerate(args):
+            if isinstance(a, torch.Tensor):
+                out.append(
+                    self.arena.place(a, f"input {i}") if self.redzones else a.to(self.torch_device)
+                )
+            else:
+                out.append(a)
+        return out
+
+    def reference(self, case: Case, args: list[Any]) -> Any:
+        return case.reference(*args)
+
+    # -- running -------------------------------------------------------------------------
+
+    def call(self, case: Case, args: list[Any], mode: RunMode) -> RunResult:
+        self.arena.reset()
+        self.recorder.reset_run()
+        self.autotune.reset()
+        self.pending = {}
+        self._log_pos = self._log_size()
+        res = RunResult()
+        dev_args = self.to_device(args)
+        if mode.guard_fill is not None:
+            self.arena.fill_guards(mode.guard_fill, mode.guard_only)
+        try:
+            with self.poisoner.active(mode.poison, self._clear):
+                if self.redzones:
+                    with self.arena.intercept(mode.alt_fill):
+                        out = case.fn(*dev_args)
+                else:
+                    out = case.fn(*dev_args)
+                torch.cuda.synchronize()
+            flat = flatten(out, dev_args)
+            res.outputs = [t.detach().cpu().clone() for t in flat]
+            res.output_sites = [self._alloc_site(t) for t in flat]
+            res.writers = [self._writer_of(t) for t in flat]
+        except Exception as e:
+            res.error = e
+            res.tb = traceback.extract_tb(e.__traceback__)
+            res.sticky = is_sticky(e)
+            if res.sticky:
+                res.events = [
+                    {**ev, "launch": self._launch_site(ev["site"][2])}
+                    for ev in parse_device_asserts(self._device_output())
+                ]
+            return res
+        finally:
+            res.launches = [(rec.name, rec.site) for rec in self.recorder.launches]
+            res.launches = list(dict.fromkeys(res.launches))
+        res.events = (self.write_events() if self.redzones else []) + list(self.pending.values())
+        return res
+
+    def _clear(self) -> None:
+        self.cleared = True
+        self.recorder.clear_compiled()
+
+    def _log_size(self) -> int:
+        try:
+            return os.path.getsize(self.device_output) if self.device_output else 0
+        except OSError:
+            return 0
+
+    def _device_output(self) -> str:
+        """What CUDA printed to stderr since this run began (failed device asserts)."""
+        if not self.device_output:
+            return ""
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+            os.fsync(2)
+        try:
+            with open(self.device_output, "rb") as fh:
+                fh.seek(self._log_pos)
+                return fh.read(2_000_000).decode("utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    # -- red zones -----------------------------------------------------------------------
+
+    def write_events(self) -> list[dict[str, Any]]:
+        """TL901 events for every buffer whose guards no longer hold the canary."""
+        events = []
+        for g in self.arena.buffers:
+            before, after = g.changed(CANARY)
+            for side, offsets in (("before", before), ("after", after)):
+                if offsets:
+                    events.append(self._oob_event(g, "store", side, offsets))
+        return events
+
+    def read_events(self, changed: list[int]) -> list[dict[str, Any]]:
+        """TL901 events for the buffers whose guard contents changed the output."""
+        return [self._oob_event(self.arena.buffers[i], "load", None, []) for i in changed]
+
+    def _oob_event(
+        self, g: Guarded, op: str, side: str | None, offsets: list[int]
+    ) -> dict[str, Any]:
+        item = g.tensor.element_size()
+        kernel, param, launch = self._param_of(g)
+        site: Site = (launch[0], launch[1], launch[2]) if launch else ("<unknown>", 0, "?")
+        if kernel is not None and param is not None:
+            path, lines = access_lines(kernel, param, write=op == "store")
+            if lines:
+                site = (path, lines[0], python_function(kernel).__name__)
+        first = last = None
+        if offsets:
+            first, last = offsets[0] // item, offsets[-1] // item
+        return {
+            "kind": "oob",
+            "site": site,
+            "op": op,
+            "arg": param or g.role,
+            "arg_shape": list(g.tensor.shape),
+            "arg_dtype": str(g.tensor.dtype).replace("torch.", ""),
+            "side": side,
+            "first": first,
+            "last": last,
+            "offsets": [first, last] if offsets else [],
+            "bad_lanes": len({o // item for o in offsets}) if offsets else None,
+            "pid": None,
+            "lane": None,
+            "owner_inferred": param is None,
+            "kernel": getattr(python_function(kernel), "__name__", None) if kernel else None,
+            "launch": launch,
+        }
+
+    def _param_of(self, g: Guarded) -> tuple[Any, str | None, Site | None]:
+        hits = self.recorder.params_into(g.lo, g.hi)
+        if not hits:
+            first = self.recorder.launches[0].site if self.recorder.launches else None
+            return None, None, first
+        rec, pname = hits[0]
+        return rec.kernel, pname, rec.site
+
+    def _launch_site(self, kernel_name: str) -> Site | None:
+        for rec in self.recorder.launches:
+            if rec.name == kernel_name:
+                return rec.site
+        return self.recorder.launches[0].site if self.recorder.launches else None
+
+    def _alloc_site(self, t: torch.Tensor) -> Site | None:
+        i = self.arena.owner(int(t.data_ptr())) if t.numel() else None
+        return self.arena.buffers[i].site if i is not None else None
+
+    def _writer_of(self, t: torch.Tensor) -> tuple[str, Site] | None:
+        """The store line of the kernel parameter this output was passed as."""
+        ptr = int(t.data_ptr())
+        end = ptr + max(t.numel(), 1) * t.element_size()
+        for rec, pname in self.recorder.params_into(ptr, end):
+            path, lines = access_lines(rec.kernel, pname, write=True)
+            if lines:
+                return rec.name, (path, lines[-1], rec.name)
+        return None
+
+    def writer(
+        self, runner: Any, case: Case, combo: Any, k: int, idx: tuple[int, ...]
+    ) -> tuple[Site | None, list[int] | None]:
+        """The store that writes output `k` (native runs cannot say which program wrote it)."""
+        writers = runner.last_result.writers if runner.last_result is not None else []
+        if k < len(writers) and writers[k] is not None:
+            return writers[k][1], None
+        return None, None
+
+    # -- whole-case checks ---------------------------------------------------------------
+
+    def case_findings(self, case: Case) -> list[dict[str, Any]]:
+        """TL907 evidence: kernels whose constexpr values tracked the case's sizes."""
+        from triton_lint.dynamic.gpu import compiled_variants, recompiling_parameters
+
+        out = []
+        for name, values in self.recorder.case_constexprs.items():
+            kernel = self.recorder.case_kernels[name]
+            params = recompiling_parameters(values)
+            if not params:
+                continue
+            variants = len({tuple(sorted(map(repr, v.items()))) for v in values})
+            if not self.cleared:
+                variants = max(variants, compiled_variants(kernel))
+            out.append({"kernel": kernel, "params": params, "variants": variants})
+        self.recorder.reset_case()
+        return out

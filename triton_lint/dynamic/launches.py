@@ -1,0 +1,94 @@
+"""What every native kernel launch received (child only, CUDA backend).
+
+`JITFunction.run` is wrapped once per process: each launch records the kernel, its launch site,
+the tensors passed for each pointer parameter (to name the parameter behind a red-zone hit) and
+the value of each `tl.constexpr` parameter (to name the one that recompiles per size, TL907).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from triton_lint.dynamic.backend import Site, user_site
+from triton_lint.dynamic.kernel_source import python_function
+
+
+@dataclass
+class LaunchRecord:
+    """One launch: kernel, site, pointer arguments (name -> address) and constexpr values."""
+
+    kernel: Any
+    name: str
+    site: Site
+    pointers: dict[str, int] = field(default_factory=dict)
+    constexprs: dict[str, Any] = field(default_factory=dict)
+
+
+class LaunchRecorder:
+    """Installs the `JITFunction.run` wrapper and keeps the launches of the current run."""
+
+    def __init__(self) -> None:
+        from triton.runtime.jit import JITFunction
+
+        self.launches: list[LaunchRecord] = []
+        #: Every kernel launched in this process, by id (their caches are cleared for poisoning).
+        self.kernels: dict[int, Any] = {}
+        #: Per kernel name: the constexpr values of every launch of the current case.
+        self.case_constexprs: dict[str, list[dict[str, Any]]] = {}
+        self.case_kernels: dict[str, Any] = {}
+        recorder = self
+        orig = JITFunction.run
+
+        def run(fn: Any, *args: Any, **kwargs: Any) -> Any:
+            recorder.record(fn, args, kwargs)
+            return orig(fn, *args, **kwargs)
+
+        JITFunction.run = run  # type: ignore[method-assign]
+
+    def reset_run(self) -> None:
+        self.launches = []
+
+    def reset_case(self) -> None:
+        self.case_constexprs = {}
+        self.case_kernels = {}
+
+    def record(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if kwargs.get("warmup"):
+            return
+        params = list(getattr(fn, "params", []))
+        names = [getattr(p, "name", f"arg{i}") for i, p in enumerate(params)]
+        values = dict(zip(names, args, strict=False))
+        values.update({k: v for k, v in kwargs.items() if k in names})
+        name = getattr(python_function(fn), "__name__", "?")
+        rec = LaunchRecord(fn, name, user_site(2))
+        for p, pname in zip(params, names, strict=False):
+            v = values.get(pname)
+            if isinstance(v, torch.Tensor):
+                rec.pointers[pname] = int(v.data_ptr())
+            elif getattr(p, "is_constexpr", False) and pname in values:
+                rec.constexprs[pname] = v
+        self.launches.append(rec)
+        self.kernels[id(fn)] = fn
+        self.case_kernels[name] = fn
+        self.case_constexprs.setdefault(name, []).append(rec.constexprs)
+
+    def params_into(self, lo: int, hi: int) -> list[tuple[LaunchRecord, str]]:
+        """(launch, parameter) pairs whose tensor starts inside [lo, hi)."""
+        return [
+            (rec, pname)
+            for rec in self.launches
+            for pname, ptr in rec.pointers.items()
+            if lo <= ptr < max(hi, lo + 1)
+        ]
+
+    def clear_compiled(self) -> None:
+        """Forget every compiled variant in memory, so the next launch compiles again."""
+        for fn in self.kernels.values():
+            caches = getattr(fn, "device_caches", None)
+            if caches is not None:
+                caches.clear()
+            elif isinstance(getattr(fn, "cache", None), dict):
+                fn.cache.clear()
