@@ -106,3 +106,32 @@ def test_red_zone_keeps_strides_and_gaps_of_sliced_inputs() -> None:
     assert placed.stride() == sliced.stride() and torch.equal(placed, sliced)
     # The gap between kept elements holds what the host tensor's gap held.
     assert placed.as_strided((1,), (1,), placed.storage_offset() + 1).item() == 1.0
+
+
+def test_a_case_restarted_after_a_fault_keeps_one_finding_per_identity() -> None:
+    from triton_lint.dynamic.runner import add_case_findings
+
+    def finding(code: str, line: int, config: str) -> dict:
+        return {"path": "k.py", "line": line, "code": code, "message": config, "properties": {}}
+
+    fault = {
+        "name": "c",
+        "findings": [finding("TL901", 3, "a"), finding("TL911", 1, "cfg1")],
+        "keys": ["('TL901', 'k.py', 3, 'x_ptr')", "('TL911', 'k.py', 1, 'cfg1')"],
+    }
+    # The fresh child finds the out-of-bounds store again, and a second autotune config on the
+    # same line (a different identity, so it stays).
+    done = {
+        "name": "c",
+        "findings": [finding("TL901", 3, "b"), finding("TL911", 1, "cfg2")],
+        "keys": ["('TL901', 'k.py', 3, 'x_ptr')", "('TL911', 'k.py', 1, 'cfg2')"],
+    }
+    findings: list = []
+    seen: set = set()
+    for ev in (fault, done):
+        add_case_findings(ev, {}, findings, seen)
+    assert [(f.code, f.message) for f in findings] == [
+        ("TL901", "a"),
+        ("TL911", "cfg1"),
+        ("TL911", "cfg2"),
+    ]

@@ -1,11 +1,12 @@
 """Child process: import one user module, run its stress cases on a backend, emit findings.
 
 Run as `python -m triton_lint.dynamic.child --file F --out O [--device cuda|interpreter]
-[--only NAME]... [--skip K] [--skip-combos C]`. For the interpreter, `TRITON_INTERPRET=1` is set
-before triton can be imported. Results are appended to `O` as JSON lines (`cases`, `start`,
-`combo_start`, `combo`, `done`) so the parent can tell which case, and which combination, crashed
-or hung. On a GPU fault that leaves the CUDA context unusable the child emits the case's findings
-so far (`fault`) and exits with status 3; the parent starts a fresh child at the next combination.
+[--only NAME]... [--skip K] [--skip-combos C]`. `TRITON_INTERPRET` comes from the parent (1 for
+the interpreter, 0 for native runs) before triton can be imported. Results are appended to `O`
+as JSON lines (`cases`, `start`, `combo_start`, `combo`, `done`) so the parent can tell which
+case, and which combination, crashed or hung. On a GPU fault that leaves the CUDA context
+unusable the child emits the case's findings so far (`fault`) and exits with status 3; the parent
+starts a fresh child at the next combination.
 """
 
 from __future__ import annotations
@@ -21,17 +22,8 @@ from typing import Any
 FAULT_EXIT = 3
 
 
-def _device_from_argv(argv: list[str]) -> str:
-    for i, a in enumerate(argv):
-        if a == "--device" and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith("--device="):
-            return a.split("=", 1)[1]
-    return "interpreter"
-
-
-if _device_from_argv(sys.argv) == "interpreter":
-    os.environ.setdefault("TRITON_INTERPRET", "1")
+# The parent sets TRITON_INTERPRET (1, or 0 for native runs); run by hand, the interpreter.
+os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import numpy as np  # noqa: E402
 
@@ -113,9 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             backend, c, emit, repeats=ns.repeats, skip_combos=skip_combos, plain=ns.plain
         )
         try:
-            payload = [f.to_dict() for f in runner.run()]
+            runner.run()
         except StickyError:
-            payload = [f.to_dict() for f in runner.findings.values()]
             emit(
                 {
                     "event": "fault",
@@ -123,14 +114,24 @@ def main(argv: list[str] | None = None) -> int:
                     "name": c.name,
                     "combo_index": runner.combo_index,
                     "codes": sorted(runner.log.combo_codes),
-                    "findings": payload,
+                    **_payload(runner),
                 }
             )
             return FAULT_EXIT
         except BaseException as e:
-            payload = [runner_failure(c, e)]
-        emit({"event": "done", "index": i, "name": c.name, "findings": payload})
+            emit({"event": "done", "index": i, "name": c.name, "findings": [runner_failure(c, e)]})
+            continue
+        emit({"event": "done", "index": i, "name": c.name, **_payload(runner)})
     return 0
+
+
+def _payload(runner: CaseRunner) -> dict[str, Any]:
+    """The case's findings and their identities: a case restarted after a GPU fault finds some
+    again, and the parent keeps one finding per identity."""
+    return {
+        "findings": [f.to_dict() for f in runner.findings.values()],
+        "keys": [repr(k) for k in runner.findings],
+    }
 
 
 def _jsonable(obj: Any) -> Any:

@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from triton_lint.dynamic.cases import case_names, discover
@@ -36,7 +36,6 @@ from triton_lint.dynamic_report import DynamicReport, StressCell
 from triton_lint.finding import Category, Finding, RelatedLocation, Severity, Span
 
 DEFAULT_TIMEOUT = 300.0
-FAULT_EXIT = 3  # the child's status after a GPU fault (see child.py)
 CPU_PERFORMANCE_NOTE = (
     "No timings: the stress cases ran under Triton's CPU interpreter, whose timings say nothing "
     "about GPU performance. Benchmarks need a GPU run (`--device cuda --bench`)."
@@ -115,7 +114,7 @@ def child_env(device: str, cache_dir: str, gpu: int | None = None) -> dict[str, 
     if device == "interpreter":
         env["TRITON_INTERPRET"] = "1"
     else:
-        env.pop("TRITON_INTERPRET", None)
+        env["TRITON_INTERPRET"] = "0"
         env["TRITON_DEBUG"] = "1"  # device_assert and int32 overflow checks (TL909, TL910)
         env["TRITON_CACHE_DIR"] = cache_dir
         if gpu is not None:
@@ -150,12 +149,13 @@ def run_file_report(
     """`run_file`, plus one stress-matrix cell per combination the child executed."""
     options = options or ChildOptions()
     if timeout is not None:
-        options = ChildOptions(options.device, timeout, options.repeats, options.redzones)
+        options = replace(options, timeout=timeout)
     display = str(path)
     real = os.path.realpath(path)
     path_map = {real: display}
     findings: list[Finding] = []
     cells: list[StressCell] = []
+    seen: set[tuple[str, str]] = set()
     skip, skip_combos = 0, 0
     with tempfile.TemporaryDirectory(prefix="tl-dyn-cache-") as cache_dir:
         while True:
@@ -200,22 +200,27 @@ def run_file_report(
                         display,
                         path_map,
                         findings,
+                        seen,
                         cells,
                         on_case,
                     )
             if restart is None:
-                return _dedup(findings), cells
+                return findings, cells
             skip, skip_combos = restart
 
 
-def _dedup(findings: list[Finding]) -> list[Finding]:
-    """One finding per (code, place, case): a case restarted after a fault reports again."""
-    seen: dict[tuple[Any, ...], Finding] = {}
-    for f in findings:
-        key = (f.code, f.path, f.line, f.properties.get("case"), f.properties.get("arg"))
-        if key not in seen:
-            seen[key] = f
-    return list(seen.values())
+def add_case_findings(
+    ev: dict[str, Any], path_map: dict[str, str], findings: list[Finding], seen: set[Any]
+) -> None:
+    """A case's findings from a `done` or `fault` event; one per identity the child gave (a
+    case restarted after a GPU fault finds some of them again)."""
+    keys = ev.get("keys") or [None] * len(ev["findings"])
+    for d, key in zip(ev["findings"], keys, strict=False):
+        if key is not None:
+            if (ev["name"], key) in seen:
+                continue
+            seen.add((ev["name"], key))
+        findings.append(finding_from_dict(d, path_map))
 
 
 def _watch(
@@ -226,6 +231,7 @@ def _watch(
     display: str,
     path_map: dict[str, str],
     findings: list[Finding],
+    seen: set[Any],
     cells: list[StressCell],
     on_case: Callable[[str], None] | None,
 ) -> tuple[int, int] | None:
@@ -266,12 +272,12 @@ def _watch(
                     if current is not None:
                         cells.append(_cell(current[1], ev))
                 elif kind == "done":
-                    findings.extend(finding_from_dict(d, path_map) for d in ev["findings"])
+                    add_case_findings(ev, path_map, findings, seen)
                     current = None
                     combo = None
                 elif kind == "fault":
                     # The CUDA context is gone: keep what the case found, go on after the combo.
-                    findings.extend(finding_from_dict(d, path_map) for d in ev["findings"])
+                    add_case_findings(ev, path_map, findings, seen)
                     cells.append(_cell(ev["name"], combo, "error", tuple(ev.get("codes") or ())))
                     fault = (ev["index"], int(ev.get("combo_index") or 0) + 1)
                 elif kind == "import_error":
@@ -518,4 +524,4 @@ def sanitize_file(
             except OSError:
                 records = []
             findings.extend(cs.findings_from_records(records, tool, case, {real: display}))
-    return _dedup(findings)
+    return findings
