@@ -12,6 +12,8 @@ import importlib.util
 import os
 import sys
 import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -67,8 +69,63 @@ class RunResult:
     launches: list[tuple[str, Site]] = field(default_factory=list)
     #: The CUDA context is unusable after this run (illegal address, device assert).
     sticky: bool = False
-    #: Where each output was written: (kernel name, store site) when the backend knows it.
-    writers: list[tuple[str, Site] | None] = field(default_factory=list)
+    #: The store that writes each output, when the backend knows it without a traced run.
+    writers: list[Site | None] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Writer:
+    """Who wrote an output element: the store, its program id, and (interpreter) the first op
+    that produced a non-finite value in the traced run."""
+
+    site: Site | None = None
+    pid: list[int] | None = None
+    first_nonfinite: dict[str, Any] | None = None
+
+
+#: Runs the current combination again in another mode (the case runner's `call`).
+Rerun = Callable[[RunMode], RunResult]
+
+
+#: Allocation functions whose result is uninitialised (TL906 fills them), and the ones that set
+#: values; both kinds are outputs a wrapper may hand to a kernel.
+_EMPTY = (
+    (torch, "empty"),
+    (torch, "empty_like"),
+    (torch, "empty_strided"),
+    (torch.Tensor, "new_empty"),
+)
+_VALUED = (
+    *((torch, n) for n in ("zeros", "zeros_like", "ones", "ones_like", "full", "full_like")),
+    *((torch.Tensor, n) for n in ("new_zeros", "new_ones", "new_full")),
+)
+
+
+@contextmanager
+def allocation_hooks(
+    on_alloc: Callable[[torch.Tensor, bool], torch.Tensor], *, empty_only: bool
+) -> Iterator[None]:
+    """While active, every tensor the wrapper allocates passes through `on_alloc(t, empty)`
+    (`empty`: an uninitialised `empty*` allocation); with `empty_only`, only those."""
+    saved: list[tuple[Any, str, Any]] = []
+    for (owner, name), empty in [(e, True) for e in _EMPTY] + [
+        (v, False) for v in (() if empty_only else _VALUED)
+    ]:
+        orig = getattr(owner, name, None)
+        if orig is None:
+            continue
+
+        def allocate(*a: Any, _orig: Any = orig, _empty: bool = empty, **k: Any) -> Any:
+            t = _orig(*a, **k)
+            return on_alloc(t, _empty) if isinstance(t, torch.Tensor) else t
+
+        saved.append((owner, name, orig))
+        setattr(owner, name, allocate)
+    try:
+        yield
+    finally:
+        for owner, name, orig in reversed(saved):
+            setattr(owner, name, orig)
 
 
 class StickyError(Exception):
@@ -82,8 +139,6 @@ class Backend(Protocol):
     device: str
     #: A longer description for the report ("CUDA (NVIDIA H100 80GB HBM3)").
     description: str
-    #: Whether red-zone probes (OOB reads by guard differential) apply.
-    redzones: bool
 
     def call(self, case: Case, args: list[Any], mode: RunMode) -> RunResult:
         """Run the wrapper once on `args` (fresh ones per call) and collect what was seen."""
@@ -93,14 +148,17 @@ class Backend(Protocol):
         """Inputs built on the host, placed where the wrapper expects them."""
         ...
 
-    def reference(self, case: Case, args: list[Any]) -> Any:
-        """Call the reference with the same placement (no red zones, no interception)."""
+    def writer(self, rerun: Rerun, res: RunResult, k: int, idx: tuple[int, ...]) -> Writer:
+        """The store that wrote element `idx` of output `k` in run `res`."""
         ...
 
-    def writer(
-        self, runner: Any, case: Case, combo: Any, k: int, idx: tuple[int, ...]
-    ) -> tuple[Site | None, list[int] | None]:
-        """The store that wrote element `idx` of output `k`, and its program id if known."""
+    def read_probe(self, rerun: Rerun, res: RunResult) -> list[dict[str, Any]]:
+        """Out-of-bounds-read events found by extra runs (red zones); [] when every access
+        is already checked."""
+        ...
+
+    def masked_load_sites(self, res: RunResult) -> list[Site]:
+        """Loads with a mask and no `other=` that poisoning can reach in this run."""
         ...
 
     def case_findings(self, case: Case) -> list[Any]:

@@ -18,18 +18,20 @@ from typing import Any
 import numpy as np
 import torch
 
-from triton_lint.dynamic.backend import LIB_DIRS, Backend, RunMode, RunResult, Site, StickyError
+from triton_lint.dynamic.backend import LIB_DIRS, Backend, RunMode, RunResult, StickyError
 from triton_lint.dynamic.case_findings import FindingLog
 from triton_lint.dynamic.compare import (
     args_finite,
     as_float64,
     fill_value,
+    flatten,
     mismatch,
     same,
     spread,
 )
+from triton_lint.dynamic.gpu import recompilation_finding
 from triton_lint.dynamic.inputs import NONFINITE_PATTERNS, Combo, combos, make_args
-from triton_lint.dynamic.redzone import PROBE
+from triton_lint.dynamic.kernel_source import python_function
 from triton_lint.finding import Finding, Severity
 from triton_lint.stress import Case, TensorSpec
 
@@ -63,9 +65,6 @@ class CaseRunner:
         self.tl905_done: set[int] = set()
         self.tl904_done: set[Any] = set()
         self.combo_kernels: list[str] = []
-        self.last_result: RunResult | None = None
-        #: The interpreter's traced run (its first non-finite op names TL902's site).
-        self.last_trace: RunResult | None = None
         self.combo_index = 0
         #: (dims, dtypes) of contiguous combinations that passed (TL912 needs them).
         self.contiguous_clean: set[tuple[Any, ...]] = set()
@@ -86,11 +85,9 @@ class CaseRunner:
         return res
 
     def reference(self, combo: Combo) -> tuple[list[torch.Tensor] | None, list[Any]]:
-        from triton_lint.dynamic.compare import flatten
-
         args = self.backend.to_device(make_args(self.case, combo))
         try:
-            out = self.backend.reference(self.case, args)
+            out = self.case.reference(*args)
         except Exception:
             return None, args
         return [t.detach().cpu() for t in flatten(out, args)], [
@@ -125,20 +122,23 @@ class CaseRunner:
         return self.case_end()
 
     def case_end(self) -> list[Finding]:
-        from triton_lint.dynamic.gpu import recompilation_finding
-
+        """Whole-case findings (TL907): at the kernel's `def`, related to its launch."""
         for item in self.backend.case_findings(self.case):
+            name = python_function(item["kernel"]).__name__
             f = recompilation_finding(
-                item["kernel"], item["params"], item["variants"], case=self.case.name
+                item["kernel"],
+                item["params"],
+                item["variants"],
+                case=self.case.name,
+                related=self.log.related(("", 0, name), None),
             )
-            self.findings[("TL907", f.path, f.line, f.kernel)] = f
+            self.findings[("TL907", f.path, f.line, name)] = f
         return list(self.findings.values())
 
     def run_combo(self, combo: Combo) -> str | None:
         """Run one combo; returns "skip" when it was not checked, else None (status by codes)."""
         snap = self.log.snapshot() if combo.layout != "contiguous" else None
         res = self.call(combo)
-        self.last_result = res
         if self.plain:
             return "error" if res.error is not None else "pass"
         self.log.main_launches = res.launches
@@ -152,8 +152,8 @@ class CaseRunner:
         ref, ref_args = self.reference(combo)
         if ref is not None:
             self.compare(res, ref, ref_args, combo)
-        if self.backend.redzones:
-            self.check_reads(res, combo)
+        for ev in self.backend.read_probe(lambda mode: self.call(combo, mode), res):
+            self.log.event(ev, combo)
         if snap is not None:
             return self.judge_layout(combo, snap)
         if ref is None:
@@ -221,28 +221,13 @@ class CaseRunner:
                             continue
             nonfinite = bad & ~np.isfinite(o) & np.isfinite(e)
             if inputs_finite and nonfinite.any() and args_finite(ref_args):
-                self.report_nonfinite(combo, k, nonfinite, o, e)
+                self.report_nonfinite(res, combo, k, nonfinite, o, e)
                 continue
-            self.report_mismatch(combo, k, bad, err, o, e)
-
-    def check_reads(self, res: RunResult, combo: Combo) -> None:
-        """Red zones: rerun with other guard bytes; a changed output is an out-of-bounds read,
-        and a run per buffer names the buffer."""
-        probe = self.call(combo, RunMode(guard_fill=PROBE))
-        if probe.error is not None or same(probe.outputs, res.outputs):
-            return
-        buffers = len(self.backend.arena.buffers)
-        changed = []
-        for i in range(buffers):
-            one = self.call(combo, RunMode(guard_fill=PROBE, guard_only=i))
-            if one.error is None and not same(one.outputs, res.outputs):
-                changed.append(i)
-        for ev in self.backend.read_events(changed):  # type: ignore[attr-defined]
-            self.log.event(ev, combo)
+            self.report_mismatch(res, combo, k, bad, err, o, e)
 
     def check_masked_lanes(self, res: RunResult, combo: Combo) -> None:
         """TL905: poison masked-off lanes of loads without `other=`; watch the output."""
-        sites = self.masked_load_sites(res)
+        sites = self.backend.masked_load_sites(res)
         lines = {site[1] for site in sites} - self.tl905_done
         if not lines:
             return
@@ -265,18 +250,6 @@ class CaseRunner:
                         {"poison": kind},
                     )
             return
-
-    def masked_load_sites(self, res: RunResult) -> list[Site]:
-        """Loads with masked-off lanes and no `other=` (interpreter: seen at run time; GPU:
-        every such load the compiler met in the kernels this run launched)."""
-        if res.masked_loads:
-            return list(res.masked_loads)
-        poisoner = getattr(self.backend, "poisoner", None)
-        if poisoner is None:
-            return []
-        launched = {name for name, _site in res.launches}
-        files = {site[0] for _name, site in res.launches} | {self.case.path}
-        return [s for s in poisoner.sites if s[2] in launched or s[0] in files]
 
     def check_determinism(self, res: RunResult, combo: Combo) -> None:
         """TL904: outputs must be bitwise equal across runs. The interpreter reverses program
@@ -408,19 +381,24 @@ class CaseRunner:
         )
 
     def report_nonfinite(
-        self, combo: Combo, k: int, nonfinite: np.ndarray, o: np.ndarray, e: np.ndarray
+        self,
+        res: RunResult,
+        combo: Combo,
+        k: int,
+        nonfinite: np.ndarray,
+        o: np.ndarray,
+        e: np.ndarray,
     ) -> None:
         idx = tuple(int(i) for i in np.argwhere(nonfinite)[0])
-        self.last_trace = None
-        store_site, pid = self.backend.writer(self, self.case, combo, k, idx)
-        first = self.last_trace.first_nonfinite if self.last_trace is not None else None
+        writer = self.backend.writer(lambda mode: self.call(combo, mode), res, k, idx)
+        first, pid = writer.first_nonfinite, writer.pid
         if first is not None:
             site = tuple(first["site"])
             where = f"`{first['op']}` produced the first non-finite value (program " + (
                 f"{tuple(first['pid'])})"
             )
         else:
-            site = store_site or self.log.case_site()
+            site = writer.site or self.log.case_site()
             where = (
                 "no traced op produced it from finite inputs (likely a reduction overflowed)"
                 if self.backend.device == "interpreter"
@@ -437,6 +415,7 @@ class CaseRunner:
 
     def report_mismatch(
         self,
+        res: RunResult,
         combo: Combo,
         k: int,
         bad: np.ndarray,
@@ -446,8 +425,8 @@ class CaseRunner:
     ) -> None:
         masked_err = np.where(bad, err, -1.0)
         idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(masked_err)), bad.shape))
-        store_site, pid = self.backend.writer(self, self.case, combo, k, idx)
-        site = store_site or self.log.case_site()
+        writer = self.backend.writer(lambda mode: self.call(combo, mode), res, k, idx)
+        site, pid = writer.site or self.log.case_site(), writer.pid
         self.log.add(
             "TL903",
             site,

@@ -21,12 +21,12 @@ from typing import Any
 import torch
 
 from triton_lint.dynamic.autotune_check import AutotuneCheck
-from triton_lint.dynamic.backend import RunMode, RunResult, Site
-from triton_lint.dynamic.compare import flatten
+from triton_lint.dynamic.backend import Rerun, RunMode, RunResult, Site, Writer
+from triton_lint.dynamic.compare import flatten, same
 from triton_lint.dynamic.kernel_source import access_lines, python_function
 from triton_lint.dynamic.launches import LaunchRecorder
 from triton_lint.dynamic.poison import Poisoner
-from triton_lint.dynamic.redzone import CANARY, Arena, Guarded
+from triton_lint.dynamic.redzone import CANARY, PROBE, Arena, Guarded
 from triton_lint.stress import Case
 
 _STICKY = re.compile(
@@ -71,11 +71,17 @@ def parse_device_asserts(text: str) -> list[dict[str, Any]]:
     return events
 
 
+def _explained(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Red-zone events at an access that can reach the tensor; a guard no access can reach was
+    hit by another tensor's overflow, so it is kept only when nothing else explains the run."""
+    located = [ev for ev in events if ev["located"]]
+    return located or events
+
+
 class CudaBackend:
     """Runs wrappers natively on the current CUDA device (see the module docstring)."""
 
     device = "cuda"
-    redzones = True
 
     def __init__(self, *, redzones: bool = True, device_output: str | None = None) -> None:
         torch.cuda.init()
@@ -110,9 +116,6 @@ class CudaBackend:
             else:
                 out.append(a)
         return out
-
-    def reference(self, case: Case, args: list[Any]) -> Any:
-        return case.reference(*args)
 
     # -- running -------------------------------------------------------------------------
 
@@ -188,11 +191,30 @@ class CudaBackend:
             for side, offsets in (("before", before), ("after", after)):
                 if offsets:
                     events.append(self._oob_event(g, "store", side, offsets))
-        return events
+        return _explained(events)
 
-    def read_events(self, changed: list[int]) -> list[dict[str, Any]]:
-        """TL901 events for the buffers whose guard contents changed the output."""
-        return [self._oob_event(self.arena.buffers[i], "load", None, []) for i in changed]
+    def read_probe(self, rerun: Rerun, res: RunResult) -> list[dict[str, Any]]:
+        """Rerun with other guard bytes: a changed output is an out-of-bounds read; one run per
+        buffer (only its guards changed) names the buffer and the loads that can reach it."""
+        if not self.redzones:
+            return []
+        probe = rerun(RunMode(guard_fill=PROBE))
+        if probe.error is not None or same(probe.outputs, res.outputs):
+            return []
+        events = []
+        for i in range(len(self.arena.buffers)):
+            one = rerun(RunMode(guard_fill=PROBE, guard_only=i))
+            if one.error is None and not same(one.outputs, res.outputs):
+                # Named now: the buffer's address belongs to this run's launches.
+                events.append(self._oob_event(self.arena.buffers[i], "load", None, []))
+        return _explained(events)
+
+    def masked_load_sites(self, res: RunResult) -> list[Site]:
+        """Every masked load without `other=` the compiler met in this run's kernels (or in
+        helpers of the case's file): native runs cannot tell which lanes were off."""
+        launched = {name for name, _site in res.launches}
+        files = {site[0] for _name, site in res.launches}
+        return [s for s in self.poisoner.sites if s[2] in launched or s[0] in files]
 
     def _oob_event(
         self, g: Guarded, op: str, side: str | None, offsets: list[int]
@@ -200,10 +222,12 @@ class CudaBackend:
         item = g.tensor.element_size()
         kernel, param, launch = self._param_of(g)
         site: Site = (launch[0], launch[1], launch[2]) if launch else ("<unknown>", 0, "?")
+        located = False
         if kernel is not None and param is not None:
             path, lines = access_lines(kernel, param, write=op == "store")
             if lines:
                 site = (path, lines[0], python_function(kernel).__name__)
+                located = True
         first = last = None
         if offsets:
             first, last = offsets[0] // item, offsets[-1] // item
@@ -222,6 +246,7 @@ class CudaBackend:
             "pid": None,
             "lane": None,
             "owner_inferred": param is None,
+            "located": located,  # the site is an access that can reach the tensor
             "kernel": getattr(python_function(kernel), "__name__", None) if kernel else None,
             "launch": launch,
         }
@@ -244,24 +269,20 @@ class CudaBackend:
         i = self.arena.owner(int(t.data_ptr())) if t.numel() else None
         return self.arena.buffers[i].site if i is not None else None
 
-    def _writer_of(self, t: torch.Tensor) -> tuple[str, Site] | None:
-        """The store line of the kernel parameter this output was passed as."""
+    def _writer_of(self, t: torch.Tensor) -> Site | None:
+        """The last store (it writes the final value) to the kernel parameter this output was
+        passed as."""
         ptr = int(t.data_ptr())
         end = ptr + max(t.numel(), 1) * t.element_size()
         for rec, pname in self.recorder.params_into(ptr, end):
             path, lines = access_lines(rec.kernel, pname, write=True)
             if lines:
-                return rec.name, (path, lines[-1], rec.name)
+                return (path, lines[-1], rec.name)
         return None
 
-    def writer(
-        self, runner: Any, case: Case, combo: Any, k: int, idx: tuple[int, ...]
-    ) -> tuple[Site | None, list[int] | None]:
+    def writer(self, rerun: Rerun, res: RunResult, k: int, idx: tuple[int, ...]) -> Writer:
         """The store that writes output `k` (native runs cannot say which program wrote it)."""
-        writers = runner.last_result.writers if runner.last_result is not None else []
-        if k < len(writers) and writers[k] is not None:
-            return writers[k][1], None
-        return None, None
+        return Writer(res.writers[k] if k < len(res.writers) else None)
 
     # -- whole-case checks ---------------------------------------------------------------
 

@@ -9,69 +9,52 @@ wrote an element. `TRITON_INTERPRET=1` must be set before this module is importe
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 import torch
 
-from triton_lint.dynamic.backend import RunMode, RunResult, Site, user_site
+from triton_lint.dynamic.backend import (
+    Rerun,
+    RunMode,
+    RunResult,
+    Site,
+    Writer,
+    allocation_hooks,
+    user_site,
+)
 from triton_lint.dynamic.compare import fill_value, flatten
+from triton_lint.dynamic.devices import INTERPRETER_DESCRIPTION
 from triton_lint.dynamic.sanitizer import Sanitizer
 from triton_lint.stress import Case
 
 
-@contextmanager
-def filled_empty(alt: bool, sites: dict[int, Site]) -> Iterator[None]:
+def filled_empty(alt: bool, sites: dict[int, Site]) -> AbstractContextManager[None]:
     """Make `torch.empty*` return NaN/sentinel-filled tensors so unwritten output is visible."""
-    originals = {
-        "empty": torch.empty,
-        "empty_like": torch.empty_like,
-        "empty_strided": torch.empty_strided,
-    }
-    orig_new_empty = torch.Tensor.new_empty
 
-    def fill(t: torch.Tensor) -> torch.Tensor:
-        if isinstance(t, torch.Tensor) and t.numel():
+    def fill(t: torch.Tensor, _empty: bool) -> torch.Tensor:
+        if t.numel():
             v = fill_value(t.dtype, alt)
             if v is not None:
                 t.fill_(v)
-            sites[t.untyped_storage().data_ptr()] = user_site(3)
+            sites[t.untyped_storage().data_ptr()] = user_site(2)
         return t
 
-    def wrap(orig: Callable[..., Any]) -> Callable[..., Any]:
-        def w(*a: Any, **k: Any) -> Any:
-            return fill(orig(*a, **k))
-
-        return w
-
-    for name, orig in originals.items():
-        setattr(torch, name, wrap(orig))
-    torch.Tensor.new_empty = wrap(orig_new_empty)  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        for name, orig in originals.items():
-            setattr(torch, name, orig)
-        torch.Tensor.new_empty = orig_new_empty  # type: ignore[method-assign]
+    return allocation_hooks(fill, empty_only=True)
 
 
 class InterpreterBackend:
     """Runs wrappers under the sanitising interpreter (see the module docstring)."""
 
     device = "interpreter"
-    description = "CPU (Triton interpreter, TRITON_INTERPRET=1)"
-    redzones = False
+    description = INTERPRETER_DESCRIPTION
 
     def __init__(self) -> None:
         self.san = Sanitizer()
 
     def to_device(self, args: list[Any]) -> list[Any]:
         return args
-
-    def reference(self, case: Case, args: list[Any]) -> Any:
-        return case.reference(*args)
 
     def call(self, case: Case, args: list[Any], mode: RunMode) -> RunResult:
         san = self.san
@@ -110,14 +93,11 @@ class InterpreterBackend:
             san.reverse_grid = False
         return res
 
-    def writer(
-        self, runner: Any, case: Case, combo: Any, k: int, idx: tuple[int, ...]
-    ) -> tuple[Site | None, list[int] | None]:
+    def writer(self, rerun: Rerun, res: RunResult, k: int, idx: tuple[int, ...]) -> Writer:
         """Re-run with the op tracer and store log: which store wrote element `idx`."""
-        tr = runner.call(combo, RunMode(trace=True))
-        runner.last_trace = tr
+        tr = rerun(RunMode(trace=True))
         if tr.error is not None or k >= len(tr.outputs) or not tr.stores:
-            return None, None
+            return Writer(first_nonfinite=tr.first_nonfinite)
         t = tr.outputs[k]
         addr = (
             t.data_ptr()
@@ -125,8 +105,14 @@ class InterpreterBackend:
         )
         for pid, site, addrs in reversed(tr.stores):
             if np.any(addrs == np.uint64(addr)):
-                return site, list(pid)
-        return None, None
+                return Writer(site, list(pid), tr.first_nonfinite)
+        return Writer(first_nonfinite=tr.first_nonfinite)
+
+    def read_probe(self, rerun: Rerun, res: RunResult) -> list[dict[str, Any]]:
+        return []  # every load was checked during the run
+
+    def masked_load_sites(self, res: RunResult) -> list[Site]:
+        return list(res.masked_loads)  # loads whose masks were partly off in this run
 
     def case_findings(self, case: Case) -> list[Any]:
         return []  # the interpreter never compiles: no TL907

@@ -9,14 +9,12 @@ specialises the kernel exactly as it would for a plain allocation.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 
-from triton_lint.dynamic.backend import Site, user_site
+from triton_lint.dynamic.backend import Site, allocation_hooks, user_site
 from triton_lint.dynamic.compare import fill_value
 
 #: The guard byte of ordinary runs, and of the run that probes for out-of-bounds reads (0xFF is
@@ -101,14 +99,10 @@ class Arena:
         raw = _raw_empty(guard * 2 + span, dtype=torch.uint8, device=self.device)
         item = t.element_size()
         view = raw.view(t.dtype).as_strided(t.shape, t.stride(), guard // item)
-        if t.device == self.device and t.is_contiguous():
-            view.copy_(t)
-        else:
-            # Copy the elements and also the gaps of a strided view (sliced inputs keep NaN
-            # there), so a kernel that ignores strides reads what the host tensor holds.
-            host = t.detach().cpu()
-            base = torch.as_strided(host, (span // item,), (1,), offset)
-            raw[guard : guard + span].view(t.dtype).copy_(base.to(self.device))
+        # Copy the elements and also the gaps of a strided view (sliced inputs keep NaN there),
+        # so a kernel that ignores strides reads what the host tensor holds.
+        base = torch.as_strided(t.detach(), (span // item,), (1,), offset)
+        raw[guard : guard + span].view(t.dtype).copy_(base)
         g = Guarded(raw, guard, span, view, role, site)
         g.fill_guards(self.fill)
         self.buffers.append(g)
@@ -144,38 +138,13 @@ class Arena:
                 return i
         return None
 
-    @contextmanager
-    def intercept(self, alt_fill: bool) -> Iterator[None]:
+    def intercept(self, alt_fill: bool) -> AbstractContextManager[None]:
         """Route the wrapper's allocations through `wrap` (empty* get the TL906 sentinels)."""
-        saved: list[tuple[Any, str, Any]] = []
 
-        def hook(owner: Any, name: str, filled: bool) -> None:
-            orig = getattr(owner, name, None)
-            if orig is None:
-                return
+        def rehome(t: torch.Tensor, empty: bool) -> torch.Tensor:
+            return self.wrap(t, user_site(2), fill_value(t.dtype, alt_fill) if empty else None)
 
-            def allocate(*a: Any, **k: Any) -> Any:
-                t = orig(*a, **k)
-                if not isinstance(t, torch.Tensor):
-                    return t
-                fill = fill_value(t.dtype, alt_fill) if filled else None
-                return self.wrap(t, user_site(2), fill)
-
-            saved.append((owner, name, orig))
-            setattr(owner, name, allocate)
-
-        for name in ("empty", "empty_like", "empty_strided"):
-            hook(torch, name, True)
-        for name in ("zeros", "zeros_like", "ones", "ones_like", "full", "full_like"):
-            hook(torch, name, False)
-        hook(torch.Tensor, "new_empty", True)
-        for name in ("new_zeros", "new_ones", "new_full"):
-            hook(torch.Tensor, name, False)
-        try:
-            yield
-        finally:
-            for owner, name, orig in reversed(saved):
-                setattr(owner, name, orig)
+        return allocation_hooks(rehome, empty_only=False)
 
 
 def first_changed(offsets: list[int], item: int) -> tuple[int, int]:
