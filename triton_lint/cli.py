@@ -16,7 +16,7 @@ import click
 
 from triton_lint import __version__
 from triton_lint.baseline import BaselineError, apply_baseline, load_baseline, render_baseline
-from triton_lint.config import ConfigError, config_for_directory, load_config_file
+from triton_lint.config import DEVICES, ConfigError, config_for_directory, load_config_file
 from triton_lint.docs import render_code
 from triton_lint.dynamic.codes import CODES, DynamicCode
 from triton_lint.dynamic.compute_sanitizer import SanitizerUnavailable
@@ -115,7 +115,7 @@ def cli() -> None:
 )
 @click.option(
     "--device",
-    type=click.Choice(["auto", "cuda", "interpreter"]),
+    type=click.Choice(DEVICES),
     default=None,
     help="Where --dynamic runs the cases: natively on a CUDA GPU, or under the interpreter "
     "(default `auto`: the GPU when torch sees one; config key `device`).",

@@ -58,18 +58,22 @@ class Case:
 
     @property
     def line(self) -> int:
-        """The wrapper's `def` line (co_firstlineno points at the first decorator)."""
-        import linecache
+        return def_line(self.fn)
 
-        code = getattr(self.fn, "__code__", None)
-        if code is None:
-            return 1
-        line = code.co_firstlineno
-        for n in range(line, line + 50):
-            text = linecache.getline(code.co_filename, n).lstrip()
-            if text.startswith(("def ", "async def ")):
-                return n
-        return line
+
+def def_line(fn: Callable[..., Any]) -> int:
+    """The `def` line of a function (co_firstlineno points at its first decorator)."""
+    import linecache
+
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return 1
+    line = code.co_firstlineno
+    for n in range(line, line + 50):
+        text = linecache.getline(code.co_filename, n).lstrip()
+        if text.startswith(("def ", "async def ")):
+            return n
+    return line
 
 
 # Cases registered by modules imported in this process, in definition order.

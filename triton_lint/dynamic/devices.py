@@ -13,7 +13,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-DEVICES = ("auto", "cuda", "interpreter")
+from triton_lint.config import DEVICES
+
 INTERPRETER_DESCRIPTION = "CPU (Triton interpreter, TRITON_INTERPRET=1)"
 _PROBE = (
     "import json, torch\n"

@@ -14,6 +14,7 @@ from typing import Any
 from triton_lint.dynamic.codes import CODES
 from triton_lint.dynamic.kernel_source import python_function
 from triton_lint.finding import Finding, RelatedLocation, Span
+from triton_lint.stress import def_line
 
 
 def _jit_function(kernel: Any) -> Any:
@@ -66,11 +67,12 @@ def recompilation_finding(
     case: str | None = None,
     related: tuple[RelatedLocation, ...] = (),
 ) -> Finding:
-    """The TL907 finding for one kernel, at its `def` line, naming the parameters."""
+    """The TL907 finding for one kernel, at its `def` line, naming the parameters; `related`
+    are the launch site and the case's wrapper."""
     raw = python_function(kernel)
     code = getattr(raw, "__code__", None)
     path = code.co_filename if code is not None else "<unknown>"
-    line = _def_line(raw) if code is not None else 1
+    line = def_line(raw)
     meta = CODES["TL907"]
     described = "; ".join(
         f"`{name}` took {len(vals)} values ({', '.join(map(str, vals[:6]))}"
@@ -97,16 +99,3 @@ def recompilation_finding(
         },
         related=related,
     )
-
-
-def _def_line(fn: Any) -> int:
-    import inspect
-
-    try:
-        lines, start = inspect.getsourcelines(fn)
-    except (OSError, TypeError):
-        return fn.__code__.co_firstlineno
-    for i, text in enumerate(lines):
-        if text.lstrip().startswith("def "):
-            return start + i
-    return start
