@@ -21,6 +21,7 @@ from triton_lint.docs import render_code
 from triton_lint.dynamic.codes import CODES, DynamicCode
 from triton_lint.dynamic.compute_sanitizer import SanitizerUnavailable
 from triton_lint.dynamic.devices import Device, DeviceError, resolve_device
+from triton_lint.dynamic_report import DynamicReport
 from triton_lint.finding import Finding
 from triton_lint.fixes import unified_diff
 from triton_lint.reporters import REPORTERS
@@ -149,6 +150,18 @@ def cli() -> None:
     is_flag=True,
     help="GPU: run without guard regions around tensors (no red-zone TL901/TL905 probes).",
 )
+@click.option(
+    "--bench",
+    is_flag=True,
+    help="GPU: time the cases that pass against their PyTorch reference and torch.compile "
+    "(the report's performance table; TL914 when slower than both).",
+)
+@click.option(
+    "--large",
+    is_flag=True,
+    help="GPU: also run every case at sizes past 2**31 elements where memory allows "
+    "(int32 offset overflows become TL910/TL901/TL903 witnesses).",
+)
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -175,6 +188,8 @@ def check(
     sanitizer: str | None,
     sanitize_all: bool,
     no_redzones: bool,
+    bench: bool,
+    large: bool,
 ) -> None:
     """Lint PATHS (files or directories, default `.`; `-` reads standard input)."""
     layer = Layer(
@@ -208,8 +223,10 @@ def check(
             result = lint_paths(list(paths) or [Path(".")], options)
     except (ConfigError, SelectionError, TargetVersionError, BaselineError) as error:
         raise LintUsageError(str(error)) from error
-    if (sanitizer or device or jobs) and not dynamic:
-        raise LintUsageError("--device, --jobs and --sanitizer apply to --dynamic runs")
+    if (sanitizer or device or jobs or bench or large) and not dynamic:
+        raise LintUsageError(
+            "--device, --jobs, --sanitizer, --bench and --large apply to --dynamic runs"
+        )
     if dynamic and not from_stdin:
         requested = device or (config.device if config is not None else None)
         try:
@@ -218,13 +235,26 @@ def check(
             resolved = resolve_device(requested or "auto")
             if sanitizer is not None:
                 _check_sanitizer(resolved)
+            if (bench or large) and resolved.kind != "cuda":
+                raise DeviceError(
+                    f"--{'bench' if bench else 'large'} runs kernels natively and needs a CUDA "
+                    "GPU; this run uses the interpreter"
+                )
         except (ConfigError, DeviceError, SanitizerUnavailable) as error:
             raise LintUsageError(str(error)) from error
         _run_dynamic(
             result,
             list(paths) or [Path(".")],
             DynamicRun(
-                resolved, dynamic_timeout, jobs, repeats, not no_redzones, sanitizer, sanitize_all
+                resolved,
+                dynamic_timeout,
+                jobs,
+                repeats,
+                not no_redzones,
+                sanitizer,
+                sanitize_all,
+                large,
+                bench,
             ),
         )
     if diff:
@@ -257,6 +287,8 @@ class DynamicRun:
     redzones: bool
     sanitizer: str | None = None
     sanitize_all: bool = False
+    large: bool = False
+    bench: bool = False
 
 
 def _check_sanitizer(device: Device) -> None:
@@ -285,6 +317,8 @@ def _run_dynamic(result: RunResult, paths: list[Path], run: DynamicRun) -> None:
         redzones=run.redzones,
         sanitizer=run.sanitizer,
         sanitize_all=run.sanitize_all,
+        large=run.large,
+        bench=run.bench,
     )
     result.dynamic = report
     confirm(result.findings, dynamic_findings)
@@ -324,7 +358,28 @@ def _report_diff(result: RunResult, output: Path | None) -> None:
 
 def _report(result: RunResult, output_format: str, output: Path | None, statistics: bool) -> None:
     _messages(result)
+    if output_format == "markdown" and result.dynamic and result.dynamic.performance:
+        _plot(result.dynamic, output)
     _emit(REPORTERS[output_format](result, statistics), output)
+
+
+def _plot(report: DynamicReport, output: Path | None) -> None:
+    """A Markdown report written to a file gets the timings' plot beside it."""
+    from triton_lint.reporters.perf_plot import PLOT_EXTRA_NOTE, plot_path, write_plot
+
+    if output is None:
+        hint = "Write the report to a file (`-o report.md`) for a plot of these timings."
+    else:
+        path = plot_path(output)
+        try:
+            written = write_plot(report.performance, path)
+        except OSError as error:
+            raise LintUsageError(f"cannot write {path}: {error.strerror or error}") from error
+        if written:
+            report.performance_plot = path.name
+            return
+        hint = PLOT_EXTRA_NOTE
+    report.performance_note = " ".join(filter(None, [report.performance_note, hint]))
 
 
 def _emit(text: str, output: Path | None) -> None:

@@ -27,7 +27,7 @@ class StressCell:
 
 @dataclass(frozen=True)
 class PerfRow:
-    """A timing of a kernel against its PyTorch reference at one size."""
+    """A timing of a stress case's wrapper against its PyTorch reference at one size."""
 
     kernel: str
     size: str
@@ -35,12 +35,24 @@ class PerfRow:
     torch_ms: float | None = None
     bandwidth_gbs: float | None = None  # achieved
     peak_gbs: float | None = None  # the device's peak memory bandwidth
+    compile_ms: float | None = None  # torch.compile of the reference
+    tflops: float | None = None  # achieved, when the case counts its FLOPs
+    case: str = ""
+    elements: int | None = None  # elements of all inputs together (the plot's x axis)
 
     @property
     def speedup(self) -> float | None:
+        """Over the PyTorch reference (above 1: the Triton wrapper is faster)."""
         if self.torch_ms is None or self.triton_ms <= 0:
             return None
         return self.torch_ms / self.triton_ms
+
+    @property
+    def speedup_compiled(self) -> float | None:
+        """Over `torch.compile` of the reference."""
+        if self.compile_ms is None or self.triton_ms <= 0:
+            return None
+        return self.compile_ms / self.triton_ms
 
     @property
     def percent_of_peak(self) -> float | None:
@@ -48,11 +60,32 @@ class PerfRow:
             return None
         return 100.0 * self.bandwidth_gbs / self.peak_gbs
 
+    def to_dict(self) -> dict[str, object]:
+        """The numbers as JSON/SARIF properties (derived ratios included)."""
+        return {
+            "case": self.case,
+            "kernel": self.kernel,
+            "size": self.size,
+            "elements": self.elements,
+            "tritonMs": self.triton_ms,
+            "torchMs": self.torch_ms,
+            "compileMs": self.compile_ms,
+            "speedup": self.speedup,
+            "speedupCompiled": self.speedup_compiled,
+            "bandwidthGBs": self.bandwidth_gbs,
+            "peakGBs": self.peak_gbs,
+            "percentOfPeak": self.percent_of_peak,
+            "tflops": self.tflops,
+        }
+
 
 @dataclass
 class DynamicReport:
     device: str | None = None
     stress: list[StressCell] = field(default_factory=list)
     performance: list[PerfRow] = field(default_factory=list)
-    #: Shown instead of the performance table when there are no timings (e.g. CPU runs).
+    #: Shown instead of the performance table when there are no timings (e.g. CPU runs), or
+    #: under it (cases not timed).
     performance_note: str | None = None
+    #: The PNG plot of the timings, relative to the Markdown report (written beside it).
+    performance_plot: str | None = None

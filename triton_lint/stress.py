@@ -45,6 +45,12 @@ class Case:
     rtol: float | None = None
     patterns: tuple[str, ...] | None = None
     layouts: tuple[str, ...] = ("contiguous", "transposed", "sliced")
+    #: `--bench` sizes: dims dicts, or lists to sweep (None: the largest sizes of `dims`).
+    bench: list[dict[str, int]] | dict[str, list[int]] | None = None
+    #: Floating-point operations of one call, from the dims (dot-heavy kernels: TFLOP/s).
+    flops: Callable[[dict[str, int]], float] | None = None
+    #: `--large` sizes: dims that push a tensor past 2**31 elements (None: derived from `dims`).
+    large: list[dict[str, int]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -110,8 +116,18 @@ def case(
     rtol: float | None = None,
     patterns: Sequence[str] | None = None,
     layouts: Sequence[str] = ("contiguous", "transposed", "sliced"),
+    bench: dict[str, Sequence[int]] | Sequence[dict[str, int]] | None = None,
+    flops: Callable[[dict[str, int]], float] | None = None,
+    large: dict[str, int] | Sequence[dict[str, int]] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated host wrapper as a stress case; the function itself is unchanged."""
+    """Register the decorated host wrapper as a stress case; the function itself is unchanged.
+
+    `bench` names the sizes `--bench` times: dims dicts, or one list per dim to sweep (dims not
+    named keep their largest stress size). `flops` counts one call's floating-point operations
+    from the dims. `large` gives the dims of the `--large` runs (one dict per run) where growing
+    one dim at a time from the stress sizes would not reach 2**31 elements or would break a host
+    assertion.
+    """
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         c = Case(
@@ -123,12 +139,27 @@ def case(
             rtol=rtol,
             patterns=tuple(patterns) if patterns is not None else None,
             layouts=tuple(layouts),
+            bench=_bench_sizes(bench),
+            flops=flops,
+            large=[dict(large)] if isinstance(large, dict) else _dict_list(large),
         )
         REGISTRY.append(c)
         fn.__stress_case__ = c  # type: ignore[attr-defined]
         return fn
 
     return decorate
+
+
+def _bench_sizes(
+    bench: dict[str, Sequence[int]] | Sequence[dict[str, int]] | None,
+) -> list[dict[str, int]] | dict[str, list[int]] | None:
+    if isinstance(bench, dict):
+        return {k: list(v) for k, v in bench.items()}
+    return _dict_list(bench)
+
+
+def _dict_list(value: Sequence[dict[str, int]] | None) -> list[dict[str, int]] | None:
+    return [dict(d) for d in value] if value is not None else None
 
 
 def run(fn: Callable[..., Any], *, timeout: float = 300.0) -> list[Finding]:

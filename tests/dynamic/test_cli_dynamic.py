@@ -52,6 +52,12 @@ def test_gpu_options_need_a_dynamic_run_and_a_gpu() -> None:
     proc = _cli("--dynamic", "--device", "interpreter", "--sanitizer", "memcheck", fixture)
     assert proc.returncode == 2 and "needs a CUDA GPU" in proc.stderr
     assert "Traceback" not in proc.stderr
+    for option in ("--bench", "--large"):
+        proc = _cli(option, fixture)
+        assert proc.returncode == 2 and "apply to --dynamic runs" in proc.stderr
+        proc = _cli("--dynamic", "--device", "interpreter", option, fixture)
+        assert proc.returncode == 2, proc.stderr
+        assert f"{option} runs kernels natively and needs a CUDA GPU" in proc.stderr
 
 
 def test_interpreter_findings_say_which_device_ran_them() -> None:

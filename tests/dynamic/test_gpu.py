@@ -14,7 +14,13 @@ pytest.importorskip("triton")
 if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU (and no TRITON_INTERPRET)", allow_module_level=True)
 
-from triton_lint.dynamic.runner import ChildOptions, run_file_report, sanitize_file  # noqa: E402
+from triton_lint.dynamic.devices import Device  # noqa: E402
+from triton_lint.dynamic.runner import (  # noqa: E402
+    ChildOptions,
+    run_file_report,
+    run_paths_report,
+    sanitize_file,
+)
 
 from .conftest import FIXTURES, line_of  # noqa: E402
 
@@ -26,6 +32,8 @@ SHARED = [
     "checks.py",
     "crashes.py",
     "descriptors.py",
+    "bench.py",
+    "large.py",
 ]
 
 
@@ -106,3 +114,39 @@ def test_memcheck_names_the_kernel_line() -> None:
         ("TL901", line_of(p, "tl.load(x_ptr + offs)  # BUG"))
     }
     assert found[0].properties["tool"] == "memcheck"
+
+
+CUDA = Device("cuda", "CUDA", 1)
+
+
+def test_bench_times_every_size_and_flags_the_slow_wrapper() -> None:
+    p = FIXTURES / "bench.py"
+    findings, report = run_paths_report([p], device=CUDA, bench=True, progress=False)
+    assert {(f.code, f.line) for f in findings} == {
+        ("TL914", line_of(p, "def scale_one_per_program"))
+    }
+    rows = {(r.case, r.size) for r in report.performance}
+    assert rows == {
+        *(
+            (case, f"N={n}; float32")
+            for case in ("scale_blocked", "scale_one_per_program")
+            for n in (2**22, 2**24, 2**26)
+        ),
+        *(("matmul", f"M={s}, K={s}, N={s}; float16") for s in (1024, 2048, 4096)),
+    }
+    for r in report.performance:
+        assert r.triton_ms > 0 and r.torch_ms and r.compile_ms and r.peak_gbs
+        assert (r.tflops is not None) == (r.case == "matmul")
+    (slow,) = findings
+    assert slow.related[0].message.startswith("kernel launched here")
+    assert slow.properties["triton_ms"] > slow.properties["torch_ms"]
+
+
+def test_large_turns_the_int32_product_into_a_witness() -> None:
+    p = FIXTURES / "large.py"
+    findings, report = run_paths_report([p], device=CUDA, large=True, progress=False)
+    assert {(f.code, f.properties["case"], f.line) for f in findings} == {
+        ("TL910", "scale_rows_int32", line_of(p, "offs = row * stride + cols  # BUG"))
+    }
+    large = [c for c in report.stress if c.case == "scale_rows_int64" and "M=2097153" in c.variant]
+    assert [c.status for c in large] == ["pass"]

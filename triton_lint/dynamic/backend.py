@@ -51,13 +51,14 @@ class RunMode:
     trace: bool = False  # interpreter: op tracer and store log (who wrote what)
     guard_fill: int | None = None  # CUDA: byte the red zones hold (OOB-read probe)
     guard_only: int | None = None  # CUDA: only this buffer's red zones get `guard_fill`
+    on_device: bool = False  # CUDA: outputs stay on the GPU (`--large` compares them there)
 
 
 @dataclass
 class RunResult:
     """What one call of the wrapper produced, and what the backend saw meanwhile."""
 
-    outputs: list[torch.Tensor] = field(default_factory=list)  # host copies
+    outputs: list[torch.Tensor] = field(default_factory=list)  # host copies (see `on_device`)
     error: BaseException | None = None
     tb: list[traceback.FrameSummary] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)

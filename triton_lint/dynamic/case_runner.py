@@ -62,6 +62,8 @@ class CaseRunner:
         self.skip_combos = skip_combos
         #: One call per combination and nothing else (an external tool is watching).
         self.plain = plain
+        #: Where inputs are generated (the host; `--large` generates them on the GPU).
+        self.input_device = "cpu"
         self.tl905_done: set[int] = set()
         self.tl904_done: set[Any] = set()
         self.combo_kernels: list[str] = []
@@ -76,7 +78,9 @@ class CaseRunner:
     # -- running -------------------------------------------------------------------------
 
     def call(self, combo: Combo, mode: RunMode = PLAIN) -> RunResult:
-        res = self.backend.call(self.case, make_args(self.case, combo), mode)
+        res = self.backend.call(
+            self.case, make_args(self.case, combo, device=self.input_device), mode
+        )
         for kernel, _site in res.launches:
             if kernel not in self.combo_kernels:
                 self.combo_kernels.append(kernel)
@@ -96,16 +100,17 @@ class CaseRunner:
 
     def run(self) -> list[Finding]:
         """Run every combo; with `emit`, report each one (`combo_start`, `combo`) as it goes."""
-        for n, combo in enumerate(combos(self.case)):
+        for n, (combo, skip) in enumerate(self.plan()):
             if n < self.skip_combos:
                 continue
             self.combo_index = n
-            cell = {"variant": combo.variant(), "pattern": combo.pattern, "combo_index": n}
+            variant = combo.variant() + (f" ({skip})" if skip else "")
+            cell = {"variant": variant, "pattern": combo.pattern, "combo_index": n}
             if self.emit is not None:
                 self.emit({"event": "combo_start", **cell})
             self.log.combo_codes = set()
             self.combo_kernels = []
-            status = self.run_combo(combo)
+            status = "skip" if skip else self.run_combo(combo)
             codes = self.log.combo_codes
             if status is None:
                 status = "error" if "TL908" in codes else "fail" if codes else "pass"
@@ -120,6 +125,10 @@ class CaseRunner:
                     }
                 )
         return self.case_end()
+
+    def plan(self) -> list[tuple[Combo, str | None]]:
+        """The combinations to run, each with why it cannot run here (None: it can)."""
+        return [(c, None) for c in combos(self.case)]
 
     def case_end(self) -> list[Finding]:
         """Whole-case findings (TL907): at the kernel's `def`, related to its launch."""

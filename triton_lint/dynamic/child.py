@@ -1,12 +1,13 @@
 """Child process: import one user module, run its stress cases on a backend, emit findings.
 
 Run as `python -m triton_lint.dynamic.child --file F --out O [--device cuda|interpreter]
-[--only NAME]... [--skip K] [--skip-combos C]`. `TRITON_INTERPRET` comes from the parent (1 for
-the interpreter, 0 for native runs) before triton can be imported. Results are appended to `O`
-as JSON lines (`cases`, `start`, `combo_start`, `combo`, `done`) so the parent can tell which
-case, and which combination, crashed or hung. On a GPU fault that leaves the CUDA context
-unusable the child emits the case's findings so far (`fault`) and exits with status 3; the parent
-starts a fresh child at the next combination.
+[--only NAME]... [--skip K] [--skip-combos C] [--large | --bench]`. `--bench` times the cases
+instead of checking them (`bench` events); `--large` checks them at sizes past 2**31 elements.
+`TRITON_INTERPRET` comes from the parent (1 for the interpreter, 0 for native runs) before triton
+can be imported. Results are appended to `O` as JSON lines (`cases`, `start`, `combo_start`,
+`combo`, `done`) so the parent can tell which case, and which combination, crashed or hung. On a
+GPU fault that leaves the CUDA context unusable the child emits the case's findings so far
+(`fault`) and exits with status 3; the parent starts a fresh child at the next combination.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-combos", type=int, default=0)
     ap.add_argument("--device-log", default=None)
     ap.add_argument("--plain", action="store_true")
+    ap.add_argument("--bench", action="store_true", help="time the cases instead of checking")
+    ap.add_argument("--large", action="store_true", help="check at sizes past 2**31 elements")
     ns = ap.parse_args(argv)
     path = os.path.abspath(ns.file)
 
@@ -76,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             fh.write(json.dumps(_jsonable(obj)) + "\n")
 
     try:
-        backend = make_backend(ns.device, not ns.no_redzones, ns.device_log)
+        backend = None if ns.bench else make_backend(ns.device, not ns.no_redzones, ns.device_log)
         _import(path)
     except BaseException as e:
         tb = traceback.extract_tb(e.__traceback__)
@@ -96,12 +99,21 @@ def main(argv: list[str] | None = None) -> int:
             "lines": [c.line for c in cases],
         }
     )
+    if ns.bench:
+        _bench(cases, emit)
+        return 0
+    assert backend is not None
+    runner_class = CaseRunner
+    if ns.large:
+        from triton_lint.dynamic.large import LargeCaseRunner
+
+        runner_class = LargeCaseRunner
     for i, c in enumerate(cases):
         if i < ns.skip:
             continue
         emit({"event": "start", "index": i, "name": c.name, "device": backend.description})
         skip_combos = ns.skip_combos if i == ns.skip else 0
-        runner = CaseRunner(
+        runner = runner_class(
             backend, c, emit, repeats=ns.repeats, skip_combos=skip_combos, plain=ns.plain
         )
         try:
@@ -123,6 +135,34 @@ def main(argv: list[str] | None = None) -> int:
             continue
         emit({"event": "done", "index": i, "name": c.name, **_payload(runner)})
     return 0
+
+
+def _bench(cases: list[stress.Case], emit: Any) -> None:
+    """`--bench`: one `bench` event per case with its rows (sizes) and TL914 findings."""
+    import torch
+
+    from triton_lint.dynamic.bench import bench_case, peak_bandwidth_gbs
+    from triton_lint.dynamic.launches import LaunchRecorder
+
+    # As in the checking child: wrappers that allocate without `device=` get the GPU.
+    torch.set_default_device(torch.device("cuda", torch.cuda.current_device()))
+    recorder = LaunchRecorder(installed=False)
+    peak = peak_bandwidth_gbs()
+    for i, c in enumerate(cases):
+        emit({"event": "start", "index": i, "name": c.name})
+        try:
+            rows, findings = bench_case(c, recorder, peak)
+        except Exception as e:
+            rows, findings = [{"case": c.name, "error": f"{type(e).__name__}: {e}"[:300]}], []
+        emit(
+            {
+                "event": "bench",
+                "index": i,
+                "name": c.name,
+                "rows": rows,
+                "findings": [f.to_dict() for f in findings],
+            }
+        )
 
 
 def _payload(runner: CaseRunner) -> dict[str, Any]:

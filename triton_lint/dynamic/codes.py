@@ -181,6 +181,22 @@ CODES: dict[str, DynamicCode] = {
             "Initialise the buffer (`torch.zeros`) or make the kernel write every element before "
             "another program or a later launch reads it.",
         ),
+        DynamicCode(
+            "TL914",
+            "slower-than-baselines",
+            Category.PERFORMANCE,
+            Severity.WARNING,
+            "`--bench`: the Triton wrapper is slower than both the PyTorch reference and "
+            "`torch.compile` of it at a benchmarked size.",
+            "A custom kernel is maintenance cost that only speed pays for; one that loses to the "
+            "eager reference and to the compiler at realistic sizes makes the model slower (poor "
+            "block sizes, too few programs, a serial loop, uncoalesced accesses). The wrapper "
+            "must be slower than the slower baseline by 10% and by 30 microseconds: a Triton "
+            "launch costs tens of microseconds more than a PyTorch one, which at small sizes is "
+            "launch overhead, not the kernel.",
+            "Profile the kernel at the reported size (block sizes, `num_warps`, grid), autotune "
+            "it, or call the PyTorch operation instead.",
+        ),
     )
 }
 

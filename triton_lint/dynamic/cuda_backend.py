@@ -138,7 +138,7 @@ class CudaBackend:
                     out = case.fn(*dev_args)
                 torch.cuda.synchronize()
             flat = flatten(out, dev_args)
-            res.outputs = [t.detach().cpu().clone() for t in flat]
+            res.outputs = [t.detach() if mode.on_device else t.detach().cpu().clone() for t in flat]
             res.output_sites = [self._alloc_site(t) for t in flat]
             res.writers = [self._writer_of(t) for t in flat]
         except Exception as e:

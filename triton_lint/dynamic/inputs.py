@@ -86,6 +86,18 @@ def dim_names(case: Case) -> list[str]:
     return names
 
 
+def tensor_elements(case: Case, dims: dict[str, int]) -> int:
+    """Elements of all tensor arguments together at `dims` (orders sizes; sizes memory)."""
+    total = 0
+    for spec in case.inputs:
+        if isinstance(spec, TensorSpec):
+            n = 1
+            for d in _shape(spec, dims):
+                n *= d
+            total += n
+    return total
+
+
 def dim_combos(case: Case) -> list[dict[str, int]]:
     """All size combinations, or a covering set (every size of every dim once) when too many."""
     names = dim_names(case)
@@ -147,13 +159,14 @@ def _shape(spec: TensorSpec, dims: dict[str, int]) -> list[int]:
 def _fill_float(
     shape: list[int], dtype: torch.dtype, pattern: str, g: torch.Generator
 ) -> torch.Tensor:
-    # Inputs are built on the host (explicitly: a GPU child's default device is CUDA) and the
-    # backend places them.
-    x = torch.randn(shape, generator=g, dtype=torch.float32, device="cpu")
+    # Inputs are built on the generator's device, the host unless `--large` asks for the GPU
+    # (explicitly: a GPU child's default device is CUDA), and the backend places them.
+    device = g.device
+    x = torch.randn(shape, generator=g, dtype=torch.float32, device=device)
     if pattern == "zeros":
-        x = torch.zeros(shape, device="cpu")
+        x = torch.zeros(shape, device=device)
     elif pattern == "ones":
-        x = torch.ones(shape, device="cpu")
+        x = torch.ones(shape, device=device)
     elif pattern == "large":
         x = x * 1e4
     elif pattern == "tiny":
@@ -161,12 +174,12 @@ def _fill_float(
     elif pattern == "negative":
         x = -(x.abs() + 0.1)
     elif pattern == "alternating":
-        sign = torch.ones(x.numel(), device="cpu")
+        sign = torch.ones(x.numel(), device=device)
         sign[1::2] = -1
         x = (x.abs() + 0.5) * sign.reshape(shape)
     elif pattern == "near_max":
         big = torch.finfo(dtype).max * 0.9
-        x = torch.where(x >= 0, torch.full(shape, big, device="cpu"), -big) if x.numel() else x
+        x = torch.where(x >= 0, torch.full(shape, big, device=device), -big) if x.numel() else x
     elif pattern == "neg_inf_rows":
         if x.dim() >= 2:
             x[..., 0, :] = float("-inf")
@@ -185,30 +198,31 @@ def make_tensor(
 ) -> torch.Tensor:
     """One host input tensor with the combo's pattern and `layout` (logical shape = spec's)."""
     shape = _shape(spec, combo.dims)
+    device = g.device
     if dtype.is_floating_point:
         x = _fill_float(shape, dtype, combo.pattern, g)
     elif dtype == torch.bool:
-        x = torch.randint(0, 2, shape, generator=g, device="cpu").bool()
+        x = torch.randint(0, 2, shape, generator=g, device=device).bool()
     else:
         info = torch.iinfo(dtype)
         low = int(spec.low) if spec.low is not None else max(info.min, -100)
         high = int(spec.high) if spec.high is not None else min(info.max, 100)
         x = torch.randint(
-            low, max(high, low + 1), shape, generator=g, dtype=torch.int64, device="cpu"
+            low, max(high, low + 1), shape, generator=g, dtype=torch.int64, device=device
         ).to(dtype)
     if layout == "transposed" and x.dim() >= 2:
         x = x.transpose(-1, -2).contiguous().transpose(-1, -2)
     elif layout == "sliced" and x.dim() >= 1:
-        wide = torch.empty([*shape[:-1], shape[-1] * 2], dtype=dtype, device="cpu")
+        wide = torch.empty([*shape[:-1], shape[-1] * 2], dtype=dtype, device=device)
         wide[..., ::2] = x
         wide[..., 1::2] = x if not dtype.is_floating_point else float("nan")
         x = wide[..., ::2]
     return x
 
 
-def make_args(case: Case, combo: Combo, seed: int = 0) -> list[Any]:
-    """Fresh arguments for a run; the same combo and seed always gives the same values."""
-    g = torch.Generator().manual_seed(seed)
+def make_args(case: Case, combo: Combo, seed: int = 0, device: str = "cpu") -> list[Any]:
+    """Fresh arguments for a run; the same combo, seed and device always give the same values."""
+    g = torch.Generator(device).manual_seed(seed)
     args: list[Any] = []
     for i, (spec, dt) in enumerate(zip(case.inputs, combo.dtypes, strict=False)):
         if isinstance(spec, ScalarSpec):

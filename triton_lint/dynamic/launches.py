@@ -30,23 +30,38 @@ class LaunchRecord:
 class LaunchRecorder:
     """Installs the `JITFunction.run` wrapper and keeps the launches of the current run."""
 
-    def __init__(self) -> None:
-        from triton.runtime.jit import JITFunction
-
+    def __init__(self, *, installed: bool = True) -> None:
         self.launches: list[LaunchRecord] = []
         #: Every kernel launched in this process, by id (their caches are cleared for poisoning).
         self.kernels: dict[int, Any] = {}
         #: Per kernel name: the constexpr values of every launch of the current case.
         self.case_constexprs: dict[str, list[dict[str, Any]]] = {}
         self.case_kernels: dict[str, Any] = {}
+        self.original: Any = None
+        if installed:
+            self.install()
+
+    def install(self) -> None:
+        """Wrap `JITFunction.run` (timings want it off: recording costs microseconds a launch)."""
+        from triton.runtime.jit import JITFunction
+
+        if self.original is not None:
+            return
         recorder = self
-        orig = JITFunction.run
+        orig = self.original = JITFunction.run
 
         def run(fn: Any, *args: Any, **kwargs: Any) -> Any:
             recorder.record(fn, args, kwargs)
             return orig(fn, *args, **kwargs)
 
         JITFunction.run = run  # type: ignore[method-assign]
+
+    def uninstall(self) -> None:
+        from triton.runtime.jit import JITFunction
+
+        if self.original is not None:
+            JITFunction.run = self.original  # type: ignore[method-assign]
+            self.original = None
 
     def reset_run(self) -> None:
         self.launches = []

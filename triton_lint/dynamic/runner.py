@@ -30,17 +30,17 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from triton_lint.dynamic.cases import case_names, discover
+from triton_lint.dynamic.child_io import child_env, finding_from_dict
 from triton_lint.dynamic.codes import CODES
 from triton_lint.dynamic.devices import INTERPRETER, Device
 from triton_lint.dynamic_report import DynamicReport, StressCell
-from triton_lint.finding import Category, Finding, RelatedLocation, Severity, Span
+from triton_lint.finding import Finding, Span
 
 DEFAULT_TIMEOUT = 300.0
 CPU_PERFORMANCE_NOTE = (
     "No timings: the stress cases ran under Triton's CPU interpreter, whose timings say nothing "
     "about GPU performance. Benchmarks need a GPU run (`--device cuda --bench`)."
 )
-_PACKAGE_ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
 
 @dataclass(frozen=True)
@@ -51,45 +51,7 @@ class ChildOptions:
     timeout: float = DEFAULT_TIMEOUT
     repeats: int = 3  # GPU: runs per combination for TL904
     redzones: bool = True  # GPU: guard regions around every tensor
-
-
-def finding_from_dict(d: dict[str, Any], path_map: dict[str, str]) -> Finding:
-    """Rebuild a Finding sent by the child; paths mapped back to the user's spelling."""
-    code = d["code"]
-    meta = CODES[code]
-    line = int(d.get("line") or 1)
-    path = str(d.get("path") or "")
-    path = path_map.get(os.path.realpath(path), path)
-    related = tuple(
-        RelatedLocation(
-            path_map.get(os.path.realpath(str(r["path"])), str(r["path"])),
-            Span(
-                int(r["line"]),
-                int(r.get("column") or 1),
-                int(r.get("end_line") or r["line"]),
-                int(r.get("end_column") or 1),
-            ),
-            str(r.get("message") or ""),
-        )
-        for r in d.get("related") or ()
-    )
-    return Finding(
-        path=path,
-        span=Span(
-            line,
-            int(d.get("column") or 1),
-            int(d.get("end_line") or line),
-            int(d.get("end_column") or 1),
-        ),
-        code=code,
-        name=d.get("name") or meta.name,
-        severity=Severity(d.get("severity") or meta.severity.value),
-        category=Category(d.get("category") or meta.category.value),
-        message=d["message"],
-        kernel=d.get("kernel"),
-        properties=dict(d.get("properties") or {}),
-        related=related,
-    )
+    large: bool = False  # GPU: check at sizes past 2**31 elements instead of the stress sizes
 
 
 def _case_failed(path: str, line: int, case: str, message: str, extra: dict[str, Any]) -> Finding:
@@ -105,25 +67,6 @@ def _case_failed(path: str, line: int, case: str, message: str, extra: dict[str,
         kernel=None,
         properties={"case": case, **extra},
     )
-
-
-def child_env(device: str, cache_dir: str, gpu: int | None = None) -> dict[str, str]:
-    """The child's environment: interpreter or native; debug checks on; a fresh kernel cache
-    (the GPU child records masked loads while compiling, so nothing may come from a cache)."""
-    env = dict(os.environ)
-    if device == "interpreter":
-        env["TRITON_INTERPRET"] = "1"
-    else:
-        env["TRITON_INTERPRET"] = "0"
-        env["TRITON_DEBUG"] = "1"  # device_assert and int32 overflow checks (TL909, TL910)
-        env["TRITON_CACHE_DIR"] = cache_dir
-        if gpu is not None:
-            env["CUDA_VISIBLE_DEVICES"] = str(gpu)
-    env["PYTHONPATH"] = _PACKAGE_ROOT + (
-        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
-    )
-    env.setdefault("OMP_NUM_THREADS", "1")
-    return env
 
 
 def run_file(
@@ -181,6 +124,8 @@ def run_file_report(
                 ]
                 if not options.redzones:
                     cmd.append("--no-redzones")
+                if options.large:
+                    cmd.append("--large")
                 cmd += ["--device-log", err]
                 for name in only or []:
                     cmd += ["--only", name]
@@ -431,20 +376,55 @@ def run_paths_report(
     redzones: bool = True,
     sanitizer: str | None = None,
     sanitize_all: bool = False,
+    large: bool = False,
+    bench: bool = False,
 ) -> tuple[list[Finding], DynamicReport]:
     """`run_paths`, plus the stress matrix (every executed combination and its status).
 
-    On the interpreter the performance table stays empty (its timings say nothing about a GPU
-    kernel); `DynamicReport.performance_note` says so.
+    On a GPU, `large` adds a pass at sizes past 2**31 elements and `bench` times the cases that
+    passed (the performance table). On the interpreter the table stays empty (its timings say
+    nothing about a GPU kernel); `DynamicReport.performance_note` says so.
     """
     files = discover(paths)
     options = ChildOptions(device.kind, timeout, repeats, redzones)
     slots = jobs or (device.gpus if device.kind == "cuda" else 1) or 1
-    units = plan_units(files, slots)
     report = DynamicReport(
         device=device.description,
         performance_note=CPU_PERFORMANCE_NOTE if device.kind == "interpreter" else None,
     )
+    findings, cells = _run_units(plan_units(files, slots), options, device, slots, progress)
+    report.stress.extend(cells)
+    if large:
+        more, cells = _run_units(
+            plan_units(files, slots), replace(options, large=True), device, slots, progress
+        )
+        report.stress.extend(cells)
+        known = {(f.code, f.path, f.line, f.properties.get("case")) for f in findings}
+        findings += [
+            f for f in more if (f.code, f.path, f.line, f.properties.get("case")) not in known
+        ]
+    if bench:
+        from triton_lint.dynamic.bench_runner import bench_files
+
+        timed = bench_files(files, findings, timeout)
+        report.performance = timed.rows
+        findings += timed.findings
+        if timed.untimed:
+            report.performance_note = "Not timed: " + "; ".join(timed.untimed) + "."
+    if sanitizer is not None:
+        for f in files:
+            names = [n for n, _line in case_names(f.read_text(encoding="utf-8", errors="replace"))]
+            failing = {x.properties.get("case") for x in findings if x.path == str(f)}
+            chosen = names if sanitize_all else [n for n in names if n in failing]
+            if chosen:
+                findings.extend(sanitize_file(f, chosen, sanitizer, timeout))
+    return sorted(findings, key=Finding.sort_key), report
+
+
+def _run_units(
+    units: list[Unit], options: ChildOptions, device: Device, slots: int, progress: bool
+) -> tuple[list[Finding], list[StressCell]]:
+    """Run the units on `slots` parallel children (one GPU each); results in unit order."""
     gpus = list(range(device.gpus)) if device.kind == "cuda" else []
     free = list(range(slots))
 
@@ -464,26 +444,15 @@ def run_paths_report(
         if show:
             import click
 
-            with click.progressbar(
-                length=len(futures), label="stress cases", file=sys.stderr
-            ) as bar:
+            label = "large cases" if options.large else "stress cases"
+            with click.progressbar(length=len(futures), label=label, file=sys.stderr) as bar:
                 for fut in futures:
                     results.append(fut.result())
                     bar.update(1)
         else:
             results = [fut.result() for fut in futures]
-    findings: list[Finding] = []
-    for found, cells in results:
-        findings.extend(found)
-        report.stress.extend(cells)
-    if sanitizer is not None:
-        for f in files:
-            names = [n for n, _line in case_names(f.read_text(encoding="utf-8", errors="replace"))]
-            failing = {x.properties.get("case") for x in findings if x.path == str(f)}
-            chosen = names if sanitize_all else [n for n in names if n in failing]
-            if chosen:
-                findings.extend(sanitize_file(f, chosen, sanitizer, timeout))
-    return sorted(findings, key=Finding.sort_key), report
+    findings = [f for found, _ in results for f in found]
+    return findings, [c for _, cells in results for c in cells]
 
 
 def sanitize_file(

@@ -295,20 +295,35 @@ def _number(value: float | None, digits: int, suffix: str = "") -> str:
     return "n/a" if value is None else f"{value:.{digits}f}{suffix}"
 
 
-def _performance(report: DynamicReport) -> str | None:
+def performance_section(report: DynamicReport) -> str | None:
+    """The performance table (and its plot and notes); None without timings."""
     if not report.performance:
         return None
+    flops = any(row.tflops is not None for row in report.performance)
     lines = [
-        "| Kernel | Size | Triton ms | PyTorch ms | Speedup | Bandwidth GB/s | % of peak |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| Case | Kernel | Size | Triton ms | PyTorch ms | torch.compile ms | Speedup "
+        "| vs compile | GB/s | % of peak |" + (" TFLOP/s |" if flops else ""),
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if flops else ""),
     ]
     for row in report.performance:
         lines.append(
-            f"| `{_cell(row.kernel)}` | {_cell(row.size)} | {_number(row.triton_ms, 3)} "
-            f"| {_number(row.torch_ms, 3)} | {_number(row.speedup, 2, 'x')} "
+            f"| {_cell(row.case) or '-'} | `{_cell(row.kernel)}` | {_cell(row.size)} "
+            f"| {_number(row.triton_ms, 3)} "
+            f"| {_number(row.torch_ms, 3)} | {_number(row.compile_ms, 3)} "
+            f"| {_number(row.speedup, 2, 'x')} | {_number(row.speedup_compiled, 2, 'x')} "
             f"| {_number(row.bandwidth_gbs, 1)} | {_number(row.percent_of_peak, 1, '%')} |"
+            + (f" {_number(row.tflops, 1)} |" if flops else "")
         )
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    text += (
+        "\n\nMedian of `triton.testing.do_bench`; speedups above 1x mean the Triton wrapper is "
+        "faster; GB/s counts the inputs read and the returned outputs written once."
+    )
+    if report.performance_plot:
+        text += f"\n\n![Time and bandwidth against size]({report.performance_plot})"
+    if report.performance_note:
+        text += "\n\n" + _one_paragraph(report.performance_note)
+    return text
 
 
 def _header(result: RunResult) -> str:
@@ -364,7 +379,7 @@ def render_markdown(result: RunResult, statistics: bool) -> str:
         matrix = _stress_matrix(result.dynamic)
         if matrix:
             tail += ["## Stress matrix", matrix]
-        performance = _performance(result.dynamic)
+        performance = performance_section(result.dynamic)
         if performance:
             device = f" on {result.dynamic.device}" if result.dynamic.device else ""
             tail += [f"## Performance{device}", performance]

@@ -234,6 +234,11 @@ def build_sarif(result: RunResult, root: Path | None = None) -> dict[str, Any]:
             ],
         },
     }
+    if result.dynamic is not None and result.dynamic.performance:
+        run["properties"]["performance"] = {
+            "device": result.dynamic.device,
+            "rows": [row.to_dict() for row in result.dynamic.performance],
+        }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
