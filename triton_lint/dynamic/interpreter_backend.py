@@ -27,6 +27,7 @@ from triton_lint.dynamic.backend import (
 from triton_lint.dynamic.compare import fill_value, flatten
 from triton_lint.dynamic.devices import INTERPRETER_DESCRIPTION
 from triton_lint.dynamic.sanitizer import Sanitizer
+from triton_lint.dynamic.triton_compat import install_cpu_autotuner
 from triton_lint.stress import Case
 
 
@@ -51,6 +52,7 @@ class InterpreterBackend:
     description = INTERPRETER_DESCRIPTION
 
     def __init__(self) -> None:
+        install_cpu_autotuner()
         self.san = Sanitizer()
 
     def to_device(self, args: list[Any]) -> list[Any]:

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from triton_lint.dynamic.autotune_check import AutotuneCheck
+from triton_lint.dynamic.triton_compat import install_compat
 
 _THIS_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -490,18 +491,3 @@ class Sanitizer:
             return out
 
         return wrapper
-
-
-def install_compat(interp: Any) -> None:
-    """Triton 3.6's `tensor.__index__` does `int()` on a shape-(1,) array, which numpy >= 2.5
-    rejects (so `range(0, n, BLOCK)` fails); 3.9 squeezes first. Do the same on 3.6."""
-    orig = getattr(interp, "_patch_lang_tensor", None)
-    if orig is None or getattr(orig, "_tl_compat", False):
-        return
-
-    def _patch_lang_tensor(tensor: Any, scope: Any) -> None:
-        orig(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda t: int(np.asarray(t.handle.data).squeeze()))
-
-    _patch_lang_tensor._tl_compat = True  # type: ignore[attr-defined]
-    interp._patch_lang_tensor = _patch_lang_tensor
