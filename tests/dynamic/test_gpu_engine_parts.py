@@ -82,8 +82,10 @@ def test_red_zone_changes_name_side_and_offsets() -> None:
 
     arena = Arena(torch.device("cpu"))
     x = arena.place(torch.arange(10, dtype=torch.float32), "input 0")
+    arena.place(torch.ones(3), "input 1")
     assert torch.equal(x, torch.arange(10, dtype=torch.float32))
-    (g,) = arena.buffers
+    assert arena.dirty(CANARY) == []
+    g = arena.buffers[0]
     assert g.lo == x.data_ptr() and g.guard % 512 == 0  # keeps the allocation's alignment
     # A write one element past the end and one two elements before the start.
     flat = g.raw.view(torch.float32)
@@ -92,8 +94,10 @@ def test_red_zone_changes_name_side_and_offsets() -> None:
     flat[start - 2] = 1.0
     before, after = g.changed(CANARY)
     assert (before[0] // 4, after[0] // 4) == (-2, 10)
+    assert arena.dirty(CANARY) == [0]  # the second buffer's guards still hold the canary
     arena.fill_guards(0xFF)
     assert g.changed(0xFF) == ([], [])
+    assert arena.dirty(0xFF) == []
 
 
 def test_red_zone_keeps_strides_and_gaps_of_sliced_inputs() -> None:

@@ -131,6 +131,19 @@ class Arena:
         for i, g in enumerate(self.buffers):
             g.fill_guards(value if only is None or i == only else CANARY)
 
+    def dirty(self, value: int) -> list[int]:
+        """Indices of the buffers with a guard byte other than `value`: one device sync for all
+        buffers (finding the changed bytes themselves, `Guarded.changed`, costs one per guard)."""
+        if not self.buffers:
+            return []
+        flags = torch.stack(
+            [
+                (g.raw[: g.guard] != value).any() | (g.raw[g.guard + g.span :] != value).any()
+                for g in self.buffers
+            ]
+        )
+        return [i for i, bad in enumerate(flags.tolist()) if bad]
+
     def owner(self, ptr: int) -> int | None:
         """Index of the buffer whose tensor holds address `ptr`."""
         for i, g in enumerate(self.buffers):
