@@ -62,11 +62,14 @@ def test_confirm_marks_matching_static_findings(tmp_path: pathlib.Path) -> None:
         _finding("TL102", path, 20, end_line=22),
         _finding("TL103", path, 30),
         _finding("TL200", path, 10),
+        _finding("TL104", path, 40),
+        _finding("TL104", path, 10),
     ]
     dynamic = [
         _finding("TL901", path, 10),
         _finding("TL905", path, 21),
         _finding("TL903", path, 30),
+        _finding("TL910", path, 40),
     ]
     confirm(static, dynamic)
     assert static[0].properties["confirmed_at_runtime"] is True
@@ -74,5 +77,7 @@ def test_confirm_marks_matching_static_findings(tmp_path: pathlib.Path) -> None:
     assert static[1].properties["confirmed_at_runtime"] is True
     assert "confirmed_at_runtime" not in static[2].properties  # TL903 does not confirm
     assert "confirmed_at_runtime" not in static[3].properties  # not a confirmable rule
+    assert static[4].properties["confirmed_by"] == ["TL910"]  # a real int32 overflow
+    assert "confirmed_at_runtime" not in static[5].properties  # TL901 does not confirm TL104
     confirm(static, dynamic)  # idempotent
     assert static[0].message.count("confirmed at runtime") == 1

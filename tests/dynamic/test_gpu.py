@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 from collections import defaultdict
 
 import pytest
@@ -150,3 +153,17 @@ def test_large_turns_the_int32_product_into_a_witness() -> None:
     }
     large = [c for c in report.stress if c.case == "scale_rows_int64" and "M=2097153" in c.variant]
     assert [c.status for c in large] == ["pass"]
+
+
+def test_large_confirms_the_static_int32_finding() -> None:
+    p = FIXTURES / "large.py"
+    proc = subprocess.run(
+        [sys.executable, "-m", "triton_lint", "--dynamic", "--large", "--format", "json", str(p)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 1, proc.stderr
+    (tl104,) = [f for f in json.loads(proc.stdout) if f["code"] == "TL104"]
+    assert tl104["line"] == line_of(p, "offs = row * stride + cols  # BUG")
+    assert tl104["properties"]["confirmed_by"] == ["TL910"]

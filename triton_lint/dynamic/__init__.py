@@ -37,24 +37,33 @@ __all__ = [
     "run_paths_report",
 ]
 
-CONFIRMABLE_STATIC = frozenset({"TL101", "TL102", "TL103"})
-CONFIRMING_DYNAMIC = frozenset({"TL901", "TL905"})
+#: Static codes a dynamic finding on the same line confirms, and the dynamic codes that do:
+#: an out-of-bounds access or a masked-lane read for the mask rules, a real int32 overflow (on
+#: a GPU usually from `--large`) for TL104.
+CONFIRMED_BY = {
+    "TL101": frozenset({"TL901", "TL905"}),
+    "TL102": frozenset({"TL901", "TL905"}),
+    "TL103": frozenset({"TL901", "TL905"}),
+    "TL104": frozenset({"TL910"}),
+}
 
 
 def confirm(static: list[Finding], dynamic: list[Finding]) -> None:
-    """Mark TL101/TL102/TL103 findings hit at runtime by TL901/TL905 (in place)."""
+    """Mark static findings that a dynamic finding of a `CONFIRMED_BY` code hit (in place)."""
     hits: dict[tuple[str, int], list[Finding]] = {}
+    confirming = frozenset().union(*CONFIRMED_BY.values())
     for d in dynamic:
-        if d.code in CONFIRMING_DYNAMIC:
+        if d.code in confirming:
             hits.setdefault((os.path.realpath(d.path), d.line), []).append(d)
     for s in static:
-        if s.code not in CONFIRMABLE_STATIC or s.properties.get("confirmed_at_runtime"):
+        if s.code not in CONFIRMED_BY or s.properties.get("confirmed_at_runtime"):
             continue
         real = os.path.realpath(s.path)
         matched = [
             d
             for line in range(s.span.line, max(s.span.end_line, s.span.line) + 1)
             for d in hits.get((real, line), [])
+            if d.code in CONFIRMED_BY[s.code]
         ]
         if not matched:
             continue
