@@ -20,8 +20,8 @@ from triton_lint.dynamic.compare import flatten
 from triton_lint.dynamic.inputs import (
     Combo,
     dim_combos,
-    dim_names,
     dtype_variants,
+    largest_dims,
     make_args,
     tensor_elements,
 )
@@ -44,7 +44,7 @@ def bench_sizes(case: Case) -> list[dict[str, int]]:
     """The dims to time: `bench=` dicts as given, or the product of `bench=` lists (other dims
     at their largest stress size), else the largest `DEFAULT_SIZES` stress combinations by
     element count."""
-    largest = {n: max((case.dims or {}).get(n, [1])) for n in dim_names(case)}
+    largest = largest_dims(case)
     if isinstance(case.bench, list):
         return [{**largest, **dims} for dims in case.bench]
     if case.bench:
@@ -107,13 +107,12 @@ class CaseBench:
             "dims": dict(combo.dims),
             "elements": tensor_elements(self.case, combo.dims),
         }
-        args = [a.cuda() if isinstance(a, torch.Tensor) else a for a in make_args(self.case, combo)]
-        kernels, error = self.warm_up(args)
+        args = make_args(self.case, combo, device="cuda")
+        out, kernels, error = self.warm_up(args)
         row["kernel"] = ", ".join(kernels) or self.case.fn.__name__
         if error is not None:
             row["error"] = error
             return row
-        out = self.case.fn(*args)
         outputs = flatten(out, []) if out is not None else []
         moved = sum(a.nbytes for a in args if isinstance(a, torch.Tensor))
         moved += sum(t.nbytes for t in outputs)
@@ -131,19 +130,20 @@ class CaseBench:
         self.judge(row, combo)
         return {k: v for k, v in row.items() if v is not None}
 
-    def warm_up(self, args: list[Any]) -> tuple[list[str], str | None]:
-        """One call with launches recorded (kernel names, the launch site for TL914)."""
+    def warm_up(self, args: list[Any]) -> tuple[Any, list[str], str | None]:
+        """One call with launches recorded: its result, the kernels it launched (and, for
+        TL914, their launch sites), or why it failed."""
         self.recorder.reset_run()
         self.recorder.install()
         try:
-            self.case.fn(*args)
+            out = self.case.fn(*args)
             torch.cuda.synchronize()
         except Exception as e:
-            return [], f"{type(e).__name__}: {str(e)[:200]}"
+            return None, [], f"{type(e).__name__}: {str(e)[:200]}"
         finally:
             self.recorder.uninstall()
         self.log.main_launches = [(r.name, r.site) for r in self.recorder.launches]
-        return list(dict.fromkeys(r.name for r in self.recorder.launches)), None
+        return out, list(dict.fromkeys(r.name for r in self.recorder.launches)), None
 
     def compiled_reference(self) -> Any:
         if self.compiled is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -86,16 +87,22 @@ def dim_names(case: Case) -> list[str]:
     return names
 
 
+def input_numels(case: Case, dims: dict[str, int]) -> list[int | None]:
+    """Elements of each argument at `dims` (None for a scalar)."""
+    return [
+        math.prod(_shape(spec, dims)) if isinstance(spec, TensorSpec) else None
+        for spec in case.inputs
+    ]
+
+
 def tensor_elements(case: Case, dims: dict[str, int]) -> int:
-    """Elements of all tensor arguments together at `dims` (orders sizes; sizes memory)."""
-    total = 0
-    for spec in case.inputs:
-        if isinstance(spec, TensorSpec):
-            n = 1
-            for d in _shape(spec, dims):
-                n *= d
-            total += n
-    return total
+    """Elements of all tensor arguments together at `dims` (orders sizes for `--bench`)."""
+    return sum(n for n in input_numels(case, dims) if n is not None)
+
+
+def largest_dims(case: Case) -> dict[str, int]:
+    """Every dim at its largest stress size (`dims=` values, else `EDGE_SIZES`)."""
+    return {n: max((case.dims or {}).get(n, EDGE_SIZES)) for n in dim_names(case)}
 
 
 def dim_combos(case: Case) -> list[dict[str, int]]:

@@ -20,7 +20,14 @@ import torch
 from triton_lint.dynamic.backend import RunMode
 from triton_lint.dynamic.case_runner import CaseRunner
 from triton_lint.dynamic.compare import TOLERANCES, flatten
-from triton_lint.dynamic.inputs import Combo, dim_names, dtype_variants, make_args
+from triton_lint.dynamic.inputs import (
+    Combo,
+    dim_names,
+    dtype_variants,
+    input_numels,
+    largest_dims,
+    make_args,
+)
 from triton_lint.stress import Case, TensorSpec
 
 LIMIT = 2**31
@@ -29,15 +36,9 @@ MEMORY_FACTOR = 4
 _CHUNK = 1 << 26
 
 
-def _largest_stress(case: Case) -> dict[str, int]:
-    from triton_lint.dynamic.inputs import EDGE_SIZES
-
-    return {n: max((case.dims or {}).get(n, EDGE_SIZES)) for n in dim_names(case)}
-
-
 def large_dims(case: Case) -> list[dict[str, int]]:
     """One dims dict per large run (see the module docstring)."""
-    base = _largest_stress(case)
+    base = largest_dims(case)
     if case.large:
         return [{**base, **d} for d in case.large]
     out: list[dict[str, int]] = []
@@ -59,14 +60,8 @@ def large_dims(case: Case) -> list[dict[str, int]]:
 
 
 def input_bytes(case: Case, dims: dict[str, int], dtypes: tuple[Any, ...]) -> int:
-    total = 0
-    for spec, dt in zip(case.inputs, dtypes, strict=False):
-        if isinstance(spec, TensorSpec):
-            n = int(dt.itemsize)
-            for d in spec.dims:
-                n *= int(dims[d]) if isinstance(d, str) else int(d)
-            total += n
-    return total
+    numels = input_numels(case, dims)
+    return sum(n * int(dt.itemsize) for n, dt in zip(numels, dtypes, strict=False) if n)
 
 
 @dataclass(frozen=True)
@@ -79,7 +74,7 @@ class LargeRun:
 
 def large_runs(case: Case, free_bytes: int) -> list[LargeRun]:
     """The large combinations, in the dtypes that need the least memory."""
-    base = _largest_stress(case)
+    base = largest_dims(case)
     dtypes = min(dtype_variants(case), key=lambda dts: input_bytes(case, base, dts))
     runs = []
     for dims in large_dims(case):
