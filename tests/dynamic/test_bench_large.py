@@ -44,6 +44,9 @@ def test_bench_sizes_sweep_lists_and_keep_dicts() -> None:
     assert bench_sizes(swept) == [{"M": 8, "N": 2**20}, {"M": 8, "N": 2**22}]
     given = _case(dims={"M": [1, 8], "N": [3]}, bench=[{"M": 4096, "N": 64}])
     assert bench_sizes(given) == [{"M": 4096, "N": 64}]
+    # A dim without stress sizes takes the largest default edge size, as the stress runs do.
+    unnamed = _case(dims={"N": [3]}, bench={"N": [2**20]})
+    assert bench_sizes(unnamed) == [{"M": 259, "N": 2**20}]
 
 
 @pytest.mark.parametrize(
@@ -136,7 +139,11 @@ def test_bench_events_become_rows_findings_and_untimed_notes(tmp_path: Path) -> 
         {
             "event": "bench",
             "name": "scale",
-            "rows": [row, {"case": "scale", "size": "N=9", "error": "ValueError: odd"}],
+            "rows": [
+                row,
+                {"case": "scale", "size": "N=9", "error": "ValueError: odd"},
+                {**row, "size": "N=2048", "compile_ms": None, "compile_error": "Unsupported: x"},
+            ],
             "findings": [finding],
         },
     ]
@@ -144,7 +151,8 @@ def test_bench_events_become_rows_findings_and_untimed_notes(tmp_path: Path) -> 
     result = BenchResult()
     done = _read_events(str(events), Path("k.py"), str(tmp_path / "k.py"), result)
     assert done == {"scale"}
-    (perf,) = result.rows
+    perf, partly = result.rows
+    assert (partly.size, partly.compile_ms, partly.torch_ms) == ("N=2048", None, 0.25)
     assert (perf.case, perf.kernel, perf.elements, perf.speedup, perf.speedup_compiled) == (
         "scale",
         "scale_kernel",
@@ -154,6 +162,11 @@ def test_bench_events_become_rows_findings_and_untimed_notes(tmp_path: Path) -> 
     )
     assert [(f.code, f.path, f.line) for f in result.findings] == [("TL914", "k.py", 3)]
     assert result.untimed == ["scale (N=9): ValueError: odd"]
+    assert result.baseline_errors == ["scale (N=2048): torch.compile: Unsupported: x"]
+    assert result.note() == (
+        "Not timed: scale (N=9): ValueError: odd. "
+        "Baselines that did not run: scale (N=2048): torch.compile: Unsupported: x."
+    )
 
 
 def _timed_result() -> RunResult:

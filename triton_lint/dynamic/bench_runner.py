@@ -28,11 +28,20 @@ class BenchResult:
     rows: list[PerfRow] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     untimed: list[str] = field(default_factory=list)  # "case: why"
+    #: Baselines that could not run at a size ("case (size): torch.compile: why").
+    baseline_errors: list[str] = field(default_factory=list)
+
+    def note(self) -> str | None:
+        """What the performance table does not show, for the report."""
+        parts = []
+        if self.untimed:
+            parts.append("Not timed: " + "; ".join(self.untimed) + ".")
+        if self.baseline_errors:
+            parts.append("Baselines that did not run: " + "; ".join(self.baseline_errors) + ".")
+        return " ".join(parts) or None
 
 
-def bench_files(
-    files: list[pathlib.Path], checked: list[Finding], timeout: float, gpu: int | None = None
-) -> BenchResult:
+def bench_files(files: list[pathlib.Path], checked: list[Finding], timeout: float) -> BenchResult:
     """Time every case of `files` with no error finding in `checked`."""
     result = BenchResult()
     for path in files:
@@ -53,7 +62,7 @@ def bench_files(
             cmd += ["--out", out, "--device", "cuda", "--bench"]
             for name in names:
                 cmd += ["--only", name]
-            env = child_env("cuda", os.path.join(tmp, "cache"), gpu, debug=False)
+            env = child_env("cuda", os.path.join(tmp, "cache"), debug=False)
             why = _run(cmd, env, timeout * len(names))
             done = _read_events(out, path, real, result)
             result.untimed += [f"{n}: {why}" for n in names if n not in done and why]
@@ -98,6 +107,10 @@ def _read_events(out: str, path: pathlib.Path, real: str, result: BenchResult) -
                 result.untimed.append(f"{ev['name']} ({row.get('size', '?')}): {row['error']}")
                 continue
             result.rows.append(perf_row(row))
+            where = f"{ev['name']} ({row['size']})"
+            for key, label in (("torch_error", "PyTorch"), ("compile_error", "torch.compile")):
+                if row.get(key):
+                    result.baseline_errors.append(f"{where}: {label}: {row[key]}")
         result.findings += [finding_from_dict(d, {real: str(path)}) for d in ev["findings"]]
     return done
 

@@ -409,8 +409,7 @@ def run_paths_report(
         timed = bench_files(files, findings, timeout)
         report.performance = timed.rows
         findings += timed.findings
-        if timed.untimed:
-            report.performance_note = "Not timed: " + "; ".join(timed.untimed) + "."
+        report.performance_note = timed.note()
     if sanitizer is not None:
         for f in files:
             names = [n for n, _line in case_names(f.read_text(encoding="utf-8", errors="replace"))]
