@@ -23,7 +23,7 @@ import torch
 from triton_lint.dynamic.autotune_check import AutotuneCheck
 from triton_lint.dynamic.backend import Rerun, RunMode, RunResult, Site, Writer
 from triton_lint.dynamic.compare import flatten, same
-from triton_lint.dynamic.kernel_source import access_lines, python_function
+from triton_lint.dynamic.kernel_source import access_lines, compile_error_frame, python_function
 from triton_lint.dynamic.launches import LaunchRecorder
 from triton_lint.dynamic.poison import Poisoner
 from triton_lint.dynamic.redzone import CANARY, PROBE, Arena, Guarded
@@ -144,6 +144,9 @@ class CudaBackend:
         except Exception as e:
             res.error = e
             res.tb = traceback.extract_tb(e.__traceback__)
+            kernel_line = compile_error_frame(e, (r.kernel for r in self.recorder.launches))
+            if kernel_line is not None:
+                res.tb.append(kernel_line)
             res.sticky = is_sticky(e)
             if res.sticky:
                 res.events = [

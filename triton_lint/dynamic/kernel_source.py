@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+import traceback
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from typing import Any
 
@@ -90,3 +92,96 @@ def access_lines(kernel: Any, param: str, write: bool) -> tuple[str, list[int]]:
     path, accesses = _accesses(python_function(kernel))
     ops = _WRITES | _WRITES_ALSO if write else _READS
     return path, [line for op, line, names in accesses if op in ops and param in names]
+
+
+def compile_error_frame(
+    error: BaseException, kernels: Iterable[Any]
+) -> traceback.FrameSummary | None:
+    """The kernel line a compilation error points at, as a frame. Natively a kernel is compiled,
+    not run as Python, and Triton strips its code generator's frames from the traceback, so no
+    frame names the line (under the interpreter one does). A `CompilationError` keeps the
+    function's source and the AST node; on Triton 3.3 a name missing from `tl` fails earlier,
+    in the dependency scan, whose frame holds the function's name and node. The launched
+    `kernels`, or a `@triton.jit` helper in their globals, say where that function starts."""
+    chain: list[BaseException] = []
+    err: BaseException | None = error
+    while err is not None and id(err) not in {id(e) for e in chain}:
+        chain.append(err)
+        err = err.__cause__ or err.__context__
+    jits = list(_jit_functions(kernels))
+    for err in reversed(chain):  # innermost first: a helper's line, not the call into it
+        node = getattr(err, "node", None)
+        src = getattr(err, "src", None)
+        if isinstance(src, str) and hasattr(node, "lineno"):
+            frame = _locate(jits, lambda jit, src=src: getattr(jit, "src", None) == src, node)
+        else:
+            frame = _locate_in_scan(err, jits)
+        if frame is not None:
+            return frame
+    return None
+
+
+def _locate_in_scan(err: BaseException, jits: list[Any]) -> traceback.FrameSummary | None:
+    """The innermost frame of a visitor over a kernel's AST (Triton 3.3's dependency scan)."""
+    tb = err.__traceback__
+    found = None
+    while tb is not None:
+        local = tb.tb_frame.f_locals
+        visitor, node = local.get("self"), local.get("node")
+        if isinstance(visitor, ast.NodeVisitor) and hasattr(node, "lineno"):
+            name, scope = getattr(visitor, "name", None), getattr(visitor, "globals", None)
+            if isinstance(name, str) and isinstance(scope, dict):
+                found = (name, scope, node)
+        tb = tb.tb_next
+    if found is None:
+        return None
+    name, scope, node = found
+    return _locate(
+        jits,
+        lambda jit: (
+            python_function(jit).__name__ == name
+            and getattr(python_function(jit), "__globals__", None) is scope
+        ),
+        node,
+    )
+
+
+def _locate(
+    jits: list[Any], matches: Callable[[Any], bool], node: Any
+) -> traceback.FrameSummary | None:
+    """The file line of `node` (numbered from the `def` line) in the first JIT function that
+    `matches`."""
+    for jit in jits:
+        if not matches(jit):
+            continue
+        fn = python_function(jit)
+        try:
+            lines, start = inspect.getsourcelines(fn)
+            path = inspect.getsourcefile(fn) or ""
+        except (OSError, TypeError):
+            continue
+        def_at = next(
+            (i for i, ln in enumerate(lines) if ln.lstrip().startswith(("def ", "async def "))), 0
+        )
+        line = start + def_at + int(node.lineno) - 1
+        return traceback.FrameSummary(path, line, fn.__name__, lookup_line=False)
+    return None
+
+
+def _jit_functions(kernels: Iterable[Any]) -> Iterator[Any]:
+    """Each launched kernel's JIT function, then the JIT functions its module defines or imports."""
+    seen: set[int] = set()
+    roots = []
+    for k in kernels:
+        jit = k
+        while getattr(jit, "fn", None) is not None and not hasattr(jit, "src"):
+            jit = jit.fn  # Autotuner / Heuristics -> JITFunction
+        if id(jit) not in seen:
+            seen.add(id(jit))
+            roots.append(jit)
+            yield jit
+    for jit in roots:
+        for v in getattr(python_function(jit), "__globals__", {}).values():
+            if hasattr(v, "src") and hasattr(v, "fn") and id(v) not in seen:
+                seen.add(id(v))
+                yield v
