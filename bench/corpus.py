@@ -129,8 +129,9 @@ def fetch(cache: Path) -> list[tuple[str, str, Path]]:
                         "--only-binary=:all:",
                         "--python-version",
                         "3.11",
-                        "--platform",
-                        "manylinux_2_34_x86_64",
+                        # pip matches a platform tag exactly: name every manylinux level
+                        *(f"--platform=manylinux_2_{n}_x86_64" for n in (17, 24, 28, 31, 34)),
+                        "--platform=manylinux2014_x86_64",
                         f"{name}=={version}",
                         "-d",
                         str(wheels),
