@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.api import Deprecation, load_table
-from triton_lint.finding import Category, Finding, Severity
+from triton_lint.finding import Category, Finding, RelatedLocation, Severity
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import TL
 from triton_lint.model.provenance import Prov
@@ -15,6 +15,9 @@ from triton_lint.rules.base import Rule
 
 # Deprecations that depend on argument values, not on using the API at all.
 _VALUE_DEPENDENT = {("language", "dot", None), ("language", "where", "condition")}
+_BLOCK_POINTERS = "block pointers"
+_BLOCK_POINTER_NAMES = {"make_block_ptr", "advance"}
+_BLOCK_POINTER_KEYWORDS = {"boundary_check", "padding_option"}
 
 
 class RemovedApi(Rule):
@@ -32,7 +35,9 @@ Triton's kernel language changes between minor releases: block pointers (`tl.mak
 `min`/`max` are deprecated. A kernel using a removed API fails to compile for every user on
 the new release. The facts come from tables read from each release's own source; the target
 is the `target-version` setting, else the installed triton's version (package metadata),
-else the newest known release."""
+else the newest known release. A kernel gets one finding per API: block pointers (the
+constructor, `tl.advance`, `boundary_check=` and `padding_option=`) are reported once, at
+their first use, with the other uses as related locations."""
     fix = """\
 Move to the replacement named in the message (tensor descriptors: `tl.make_tensor_descriptor`
 and `desc.load([...])`; `tl.reshape(x, shape, can_reorder=True)` for `tl.view`;
@@ -47,7 +52,7 @@ import triton.language as tl
 def copy_tile(x_ptr, out_ptr, M, N, sm, BM: tl.constexpr, BN: tl.constexpr):
     pid = tl.program_id(0)
     src = tl.make_block_ptr(x_ptr, (M, N), (sm, 1), (pid * BM, 0), (BM, BN), (1, 0))  # <- TL208
-    x = tl.load(src, boundary_check=(0, 1), padding_option="zero")  # <- TL208
+    x = tl.load(src, boundary_check=(0, 1), padding_option="zero")
     rm = pid * BM + tl.arange(0, BM)
     rn = tl.arange(0, BN)
     mask = (rm[:, None] < M) & (rn[None, :] < N)
@@ -70,6 +75,23 @@ def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        """One finding per API (block pointers count as one) and severity in a kernel: a kernel
+        written with block pointers uses them on many lines for one root cause; the other
+        uses are related locations."""
+        groups: dict[tuple[str, Severity], list[Finding]] = {}
+        for group, finding in self._uses(kernel):
+            groups.setdefault((group, finding.severity), []).append(finding)
+        for (group, _severity), found in groups.items():
+            found.sort(key=lambda f: (f.span.line, f.span.column))
+            first, rest = found[0], found[1:]
+            if rest:
+                more = f"{len(rest)} more use" + ("s" if len(rest) > 1 else "")
+                first.message += f" ({more} of {group} in `{kernel.name}`: related locations)"
+                first.related = tuple(RelatedLocation(f.path, f.span, f.message) for f in rest)
+            yield first
+
+    def _uses(self, kernel: Kernel) -> Iterator[tuple[str, Finding]]:
+        """(group, finding) for every use; the group names the API the finding is about."""
         version = kernel.module.target_version
         table = load_table(version)
         for ref in kernel.usage.triton_refs:
@@ -83,11 +105,14 @@ def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl
                 continue
             removed = table.removed_since(name, module)
             if removed is not None:
-                yield self.finding(
-                    kernel,
-                    ref.node,
-                    f"`{ref.text}` was removed in Triton {removed} (target {version})"
-                    + _reason(table.deprecations(module, name)),
+                yield (
+                    _group(name),
+                    self.finding(
+                        kernel,
+                        ref.node,
+                        f"`{ref.text}` was removed in Triton {removed} (target {version})"
+                        + _reason(table.deprecations(module, name)),
+                    ),
                 )
                 continue
             deprecated = [
@@ -96,55 +121,69 @@ def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl
                 if d.param is None and (module, name, None) not in _VALUE_DEPENDENT
             ]
             if deprecated:
-                yield self.finding(
-                    kernel,
-                    ref.node,
-                    f"`{ref.text}` is deprecated since Triton {deprecated[0].since}: "
-                    f"{_first_line(deprecated[0].message)}",
-                    severity=Severity.WARNING,
+                yield (
+                    _group(name),
+                    self.finding(
+                        kernel,
+                        ref.node,
+                        f"`{ref.text}` is deprecated since Triton {deprecated[0].since}: "
+                        f"{_first_line(deprecated[0].message)}",
+                        severity=Severity.WARNING,
+                    ),
                 )
             if ref.call is not None:
                 yield from self._keywords(kernel, table, module, name, ref.text, ref.call)
         yield from self._methods_and_builtins(kernel, table)
 
-    def _keywords(self, kernel, table, module, name, text, call: cst.Call) -> Iterator[Finding]:
+    def _keywords(
+        self, kernel, table, module, name, text, call: cst.Call
+    ) -> Iterator[tuple[str, Finding]]:
         removed = table.removed_params(module, name)
         for arg in call.args:
             if arg.keyword is None or _is_none(arg.value):
                 continue
             keyword = arg.keyword.value
             if keyword in removed:
-                yield self.finding(
-                    kernel,
-                    arg,
-                    f"`{text}(..., {keyword}=)` was removed in Triton {removed[keyword]} "
-                    f"(target {kernel.module.target_version})",
+                yield (
+                    _group(name, keyword),
+                    self.finding(
+                        kernel,
+                        arg,
+                        f"`{text}(..., {keyword}=)` was removed in Triton {removed[keyword]} "
+                        f"(target {kernel.module.target_version})",
+                    ),
                 )
                 continue
             for d in table.deprecations(module, name):
                 if d.param == keyword and (module, name, keyword) not in _VALUE_DEPENDENT:
                     if keyword == "can_reorder" and _is_false(arg.value):
                         break
-                    yield self.finding(
-                        kernel,
-                        arg,
-                        f"`{text}(..., {keyword}=)` is deprecated since Triton {d.since}: "
-                        f"{_first_line(d.message)}",
-                        severity=Severity.WARNING,
+                    yield (
+                        _group(name, keyword),
+                        self.finding(
+                            kernel,
+                            arg,
+                            f"`{text}(..., {keyword}=)` is deprecated since Triton {d.since}: "
+                            f"{_first_line(d.message)}",
+                            severity=Severity.WARNING,
+                        ),
                     )
                     break
 
-    def _methods_and_builtins(self, kernel: Kernel, table) -> Iterator[Finding]:
+    def _methods_and_builtins(self, kernel: Kernel, table) -> Iterator[tuple[str, Finding]]:
         for call in kernel.calls:
             func = call.node.func
             if isinstance(func, cst.Attribute) and call.path is None:
                 removed = table.removed_since(func.attr.value, "tensor")
                 if removed is not None and Prov.BLOCK_PTR in kernel.prov(func.value):
-                    yield self.finding(
-                        kernel,
-                        func,
-                        f"`.{func.attr.value}()` on a block pointer was removed in Triton "
-                        f"{removed} (target {kernel.module.target_version})",
+                    yield (
+                        _BLOCK_POINTERS,
+                        self.finding(
+                            kernel,
+                            func,
+                            f"`.{func.attr.value}()` on a block pointer was removed in Triton "
+                            f"{removed} (target {kernel.module.target_version})",
+                        ),
                     )
             if isinstance(func, cst.Name) and func.value in ("min", "max"):
                 if func.value in kernel.usage.local_names:
@@ -154,14 +193,25 @@ def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl
                         continue
                     for d in table.deprecations("builtins", func.value):
                         if d.param == "propagate_nan":
-                            yield self.finding(
-                                kernel,
-                                arg,
-                                f"`{func.value}(..., propagate_nan=)` is deprecated since "
-                                f"Triton {d.since}: use `tl.{func.value}imum`",
-                                severity=Severity.WARNING,
+                            yield (
+                                _group(func.value, "propagate_nan"),
+                                self.finding(
+                                    kernel,
+                                    arg,
+                                    f"`{func.value}(..., propagate_nan=)` is deprecated since "
+                                    f"Triton {d.since}: use `tl.{func.value}imum`",
+                                    severity=Severity.WARNING,
+                                ),
                             )
                             break
+
+
+def _group(name: str, keyword: str | None = None) -> str:
+    """The API a use belongs to: block pointers are one API (the constructor, `advance`, and
+    `boundary_check=`/`padding_option=` on their loads and stores)."""
+    if name in _BLOCK_POINTER_NAMES or keyword in _BLOCK_POINTER_KEYWORDS:
+        return _BLOCK_POINTERS
+    return f"`tl.{name}(..., {keyword}=)`" if keyword else f"`tl.{name}`"
 
 
 def _reason(deprecations: list[Deprecation]) -> str:
