@@ -11,7 +11,7 @@ Rules read this model and never walk the syntax tree to re-derive these facts.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -176,6 +176,9 @@ class LaunchSite:
     host_definitions: dict[str, cst.BaseExpression] = field(default_factory=dict)
     #: Every name local to the enclosing host functions (parameters and any binding).
     host_locals: frozenset[str] = frozenset()
+    #: The top-level statement holding ``grid_dims`` when it is not ``top`` (a module-level
+    #: ``def grid(meta)`` or ``grid = lambda meta: ...``), for positions.
+    grid_top: cst.CSTNode | None = None
     #: Host names bound only by plain assignments, more than once (``s0, s1 = x.stride()`` in
     #: one arm of an ``if``, ``s0 = s1 = 0`` in the other): every value they can hold.
     host_alternatives: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
@@ -856,12 +859,30 @@ class _LaunchFinder(cst.CSTVisitor):
         self.locals: list[frozenset[str]] = [frozenset()]
         self.function_defs: list[dict[str, cst.FunctionDef]] = [{}]
         self.kernel_nodes = {id(k.node) for k in model.kernels}
+        # Module-level `grid = lambda meta: ...` and `def grid(meta)` serve every launch (only
+        # launch statements are visited, so they are read here; for grids only).
+        body = model.module.body
+        self.module_values = dict(_simple_assignments(body))
+        self.module_statements: dict[str, cst.CSTNode] = {
+            name: stmt
+            for stmt in body
+            if isinstance(stmt, cst.SimpleStatementLine)
+            for small in stmt.body
+            for name in _assigned_targets(small)
+        }
+        self.function_defs[0].update(
+            (stmt.name.value, stmt)
+            for stmt in body
+            if isinstance(stmt, cst.FunctionDef) and id(stmt) not in self.kernel_nodes
+        )
+        self.grid_top: cst.CSTNode | None = None  # set by _grid_dims
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         if id(node) in self.kernel_nodes:
             return False  # kernels launch nothing; skip their bodies
         self.function_defs[-1][node.name.value] = node
-        self.scopes.append(dict(_simple_assignments(node)))
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        self.scopes.append(dict(_simple_assignments(body)))
         bindings = _function_bindings(node)
         self.definitions.append(dict(_host_definitions(node, bindings)))
         self.alternatives.append(_host_alternatives(node, bindings))
@@ -896,12 +917,14 @@ class _LaunchFinder(cst.CSTVisitor):
         if not all(isinstance(element.slice, cst.Index) for element in func.slice):
             return
         grid = _grid_expression(func)
+        dims = self._grid_dims(grid)
         site = LaunchSite(
             kernel_name=short,
             call=node,
             top=self.top,
             grid=grid,
-            grid_dims=self._grid_dims(grid),
+            grid_dims=dims,
+            grid_top=self.grid_top,
             args=_positional_args(node),
             keywords=_keyword_args(node, self.definitions[-1]),
             host_definitions=self.definitions[-1],
@@ -912,23 +935,35 @@ class _LaunchFinder(cst.CSTVisitor):
         self.model._host_values[id(node)] = dict(self.scopes[-1])
 
     def _grid_dims(self, grid: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        """The grid's elements, through names bound to a tuple, a lambda or a `def grid(meta)`
+        in the launching function or any scope around it (innermost first)."""
         seen = 0
+        self.grid_top = None
         while isinstance(grid, cst.Name) and seen < 4:
             seen += 1
-            if grid.value in self.scopes[-1]:
-                grid = self.scopes[-1][grid.value]
-            elif grid.value in self.function_defs[-1]:
-                returned = _returned_value(self.function_defs[-1][grid.value])
-                if returned is None:
-                    return None
-                grid = returned
-            else:
+            found = self._lookup(grid.value)
+            if found is None:
                 return None
+            grid = found
         if isinstance(grid, cst.Lambda):
             grid = grid.body
         if isinstance(grid, cst.Tuple | cst.List):
             return [el.value for el in grid.elements]
         return None
+
+    def _lookup(self, name: str) -> cst.BaseExpression | None:
+        for level in range(len(self.scopes) - 1, -1, -1):
+            if name in self.scopes[level]:
+                return self.scopes[level][name]
+            if name in self.function_defs[level]:
+                if level == 0:
+                    self.grid_top = self.function_defs[0][name]
+                return _returned_value(self.function_defs[level][name])
+            if level and name in self.locals[level]:
+                return None  # a local bound some other way shadows outer names
+        if name in self.module_values:
+            self.grid_top = self.module_statements.get(name)
+        return self.module_values.get(name)
 
 
 def _positional_args(call: cst.Call) -> list[cst.BaseExpression]:
@@ -1005,19 +1040,17 @@ def _grid_expression(func: cst.Subscript) -> cst.BaseExpression:
 
 
 def _simple_assignments(
-    node: cst.FunctionDef,
+    statements: Sequence[cst.BaseStatement],
 ) -> Iterator[tuple[str, cst.BaseExpression]]:
-    """``name = value`` statements directly in a host function body (last one wins)."""
-    body = node.body
-    if not isinstance(body, cst.IndentedBlock):
-        return
+    """``name = value`` statements directly in a host function's (or the module's) body, for
+    names assigned once."""
     nested: set[str] = set()  # names also assigned in branches/loops: value unknown
-    for stmt in body.body:
+    for stmt in statements:
         if not isinstance(stmt, cst.SimpleStatementLine):
             for child in block_statements(stmt):
                 nested.update(_assigned_names(child))
     direct: list[tuple[str, cst.BaseExpression]] = []
-    for stmt in body.body:
+    for stmt in statements:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:

@@ -47,7 +47,9 @@ on axis 1 and fixed it three times: a packed batch of 2,048 short sequences at 3
 enough). Token and row counts on axis 1/2 are warnings, as are products of runtime sizes
 (`batch * heads`, `cdiv(seq_len, BLOCK) * batch`); a `cdiv` of a token count alone, or a
 batch alone, is information. Sizes are read through the launching function's assignments
-(`N = B if cu_seqlens is None else len(cu_seqlens) - 1` is a batch). Literals, small
+(`N = B if cu_seqlens is None else len(cu_seqlens) - 1` is a batch), and grids through
+tuples, lambdas and `def grid(meta)` functions in the launching function, around it or at
+module level (`meta["n_rows"]` is the kernel argument of that name). Literals, small
 constexpr-bounded values and counts inside one block, page or chunk (`num_tokens_in_block`)
 are left alone."""
     fix = """\
@@ -108,7 +110,7 @@ def launch(x: torch.Tensor, b: torch.Tensor) -> None:
                     dim,
                     f"grid axis {axis} is {why}: CUDA limits axes 1 and 2 to 65535 programs; "
                     "put this dimension on axis 0 or loop over it in the kernel",
-                    top=site.top,
+                    top=site.grid_top or site.top,
                     severity=severity,
                 )
 
@@ -168,6 +170,9 @@ def _atoms(
             if isinstance(element.slice, cst.Index) and isinstance(
                 element.slice.value, cst.SimpleString
             ):
+                key = element.slice.value.evaluated_value
+                if isinstance(key, str) and _named_size(key):
+                    out.append((key, divided))  # META["n_rows"]: the kernel argument
                 return  # META["BLOCK_M"]: a config value
         return  # x.shape[0]: unknown name
     if isinstance(node, cst.Call):
