@@ -9,7 +9,8 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.evaluate import UNKNOWN, evaluate, is_power_of_two
-from triton_lint.model.kernel import Kernel
+from triton_lint.model.kernel import Kernel, LaunchSite
+from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
 
@@ -58,7 +59,13 @@ Triton tensors must have power-of-2 dimensions: `tl.arange(0, 96)` or `tl.zeros(
 fails to compile. When the size comes from a constexpr default, a launch keyword or an
 autotune config, only the users who hit that value (an unusual head dimension, one autotune
 config) see the compile error. The rule evaluates every value the file gives the size: literals,
-parameter defaults, `kernel[grid](..., BLOCK=...)` launches and `triton.Config` values."""
+parameter defaults, `kernel[grid](..., BLOCK=...)` launches and `triton.Config` values.
+A size passed straight from a tensor dimension (`D=x.shape[-1]`, `B, T, H, K = k.shape`)
+compiles for the head sizes the tests use (64, 128) and fails for 80 or 96; it is reported as
+information, since whether such a size reaches the kernel depends on the models it serves (on
+the 7-library corpus most are model-specific kernels with fixed sizes). A
+`triton.next_power_of_2` on the way, or an `assert`/`raise` on the dimension in the
+launching function, leaves it alone."""
     fix = """\
 Round the block up with `triton.next_power_of_2(n)` on the host and mask the extra lanes
 (`mask=offs < n`), or pick a power-of-2 block size in the config."""
@@ -140,6 +147,33 @@ def launch(x):
                 "not a power of 2: the kernel fails to compile for it",
                 top=source.top,
             )
+        if isinstance(size, cst.Name) and size.value == param.name:
+            yield from self._tensor_dimensions(kernel, param.name, describe, reported)
+
+    def _tensor_dimensions(
+        self, kernel: Kernel, param: str, describe: str, reported: set[int]
+    ) -> Iterator[Finding]:
+        """Launches that fill the size straight from a tensor dimension (`x.shape[-1]`,
+        `B, T, H, K = k.shape`) with no `next_power_of_2` and no host check on it."""
+        for site in kernel.launches:
+            expr = site.bound_arguments(kernel).get(param)
+            if expr is None or id(expr) in reported:
+                continue
+            names: set[str] = set()
+            dim = _tensor_dimension(expr, site, names)
+            if dim is None or _checked_on_host(site, names):
+                continue
+            reported.add(id(expr))
+            yield self.finding(
+                kernel,
+                expr,
+                f"{param} comes from the tensor dimension `{dim}` at this launch and sizes "
+                f"{describe}: a dimension that is not a power of 2 (a head size of 80 or 96) "
+                "fails to compile; pass `triton.next_power_of_2(...)` and mask the extra "
+                "lanes, or assert that the dimension is a power of 2",
+                top=site.top,
+                severity=Severity.INFO,
+            )
 
 
 def _sizes(name: str, call: cst.Call) -> Iterator[tuple[cst.BaseExpression, str]]:
@@ -166,3 +200,53 @@ def _sizes(name: str, call: cst.Call) -> Iterator[tuple[cst.BaseExpression, str]
             yield element.value, f"dimension {index} of the `tl.{short}` shape"
     elif shape is not None:
         yield shape, f"the `tl.{short}` shape"
+
+
+def _tensor_dimension(expr: cst.BaseExpression, site: LaunchSite, names: set[str]) -> str | None:
+    """The `x.shape[i]`/`x.size(i)`/`x.shape` unpacking `expr` comes from, through the host
+    function's single assignments (the names passed are added to `names`), else None."""
+    for _ in range(5):
+        if isinstance(expr, cst.Name):
+            names.add(expr.value)
+            definition = site.host_definitions.get(expr.value)
+            if definition is None:
+                return None
+            expr = definition
+            continue
+        if isinstance(expr, cst.Subscript) and _is_shape(expr.value):
+            return _text(expr)
+        if _is_shape(expr) or _is_size_call(expr):
+            return _text(expr)
+        return None
+    return None
+
+
+def _is_shape(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
+
+
+def _is_size_call(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "size"
+    )
+
+
+def _text(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _checked_on_host(site: LaunchSite, names: set[str]) -> bool:
+    """An `assert` or an `if ...: raise` in the launching statement that reads one of the
+    names (`assert K in (16, 32, 64, 128)`, `if not is_pow2(D): raise ...`)."""
+    for node in iter_nodes(site.top):
+        raises = isinstance(node, cst.If) and any(
+            isinstance(n, cst.Raise) for n in iter_nodes(node.body)
+        )
+        test = node.test if isinstance(node, cst.Assert) or raises else None
+        if test is not None and any(
+            isinstance(n, cst.Name) and n.value in names for n in iter_nodes(test)
+        ):
+            return True
+    return False
