@@ -17,7 +17,7 @@ from triton_lint.rules.base import Rule
 _LIMIT = 65535
 _BATCH = re.compile(
     r"^(b|bs|bsz|batch|batches|batch_size|num_batch(es)?|n_batch(es)?|num_seqs?|n_seqs?|"
-    r"num_reqs|num_requests|nseq)$",
+    r"num_reqs|num_requests|nseq|len\(.*\))$",
     re.IGNORECASE,
 )
 _TOKENS = re.compile(
@@ -29,6 +29,8 @@ _HEADS = re.compile(r"(head|^h$|^hq$|^hk$|^hv$|^nh$|^n_h$)", re.IGNORECASE)
 #: A count inside one block, page or chunk (``num_tokens_in_block``): bounded by its size.
 _WITHIN_BLOCK = re.compile(r"_(in|per)_(block|page|chunk|tile)", re.IGNORECASE)
 _CDIV = {"cdiv", "triton.cdiv", "tl.cdiv"}
+#: Offsets of packed sequences: ``len(cu_seqlens) - 1`` is the number of sequences.
+_SEQUENCE_OFFSETS = re.compile(r"cu_seqlens|seq_start|seq_offsets|query_start_loc")
 
 
 class GridAxisLimit(Rule):
@@ -46,7 +48,9 @@ token count or the batch x heads product grows (FLA's varlen kernels put sequenc
 on axis 1 and fixed it three times: a packed batch of 2,048 short sequences at 32 heads is
 enough). Token and row counts on axis 1/2 are warnings, as are products of runtime sizes
 (`batch * heads`, `cdiv(seq_len, BLOCK) * batch`); a `cdiv` of a token count alone, or a
-batch alone, is information. Sizes are read through the launching function's assignments
+batch alone, is information, except the number of packed variable-length
+sequences (`len(cu_seqlens) - 1`), a warning: a packed batch holds thousands of short
+sequences. Sizes are read through the launching function's assignments
 (`N = B if cu_seqlens is None else len(cu_seqlens) - 1` is a batch), and grids through
 tuples, lambdas and `def grid(meta)` functions in the launching function, around it or at
 module level (`meta["n_rows"]` is the kernel argument of that name). Literals, small
@@ -141,6 +145,12 @@ def _classify(
         return Severity.WARNING, f"a product of runtime sizes ({names})"
     if tokens:
         return Severity.INFO, f"a `cdiv` of a token/row count (`{tokens[0][0]}`)"
+    packed = [a for a in batch if a[0].startswith("len(") and not a[1]]
+    if packed:
+        return (
+            Severity.WARNING,
+            f"the number of packed sequences (`{packed[0][0]} - 1`), thousands when they are short",
+        )
     if batch and not batch[0][1]:
         return Severity.INFO, f"a batch size (`{batch[0][0]}`)"
     return None
@@ -160,7 +170,12 @@ def _atoms(
         if value is not None and depth > 0 and not _named_size(node.value):
             _atoms(value, divided, out, definitions, depth - 1)
         else:
-            out.append((node.value, divided))
+            # `batch = B if cu_seqlens is None else len(cu_seqlens) - 1`: the packed count
+            inner: list[tuple[str, bool]] = []
+            if value is not None and depth > 0 and _BATCH.match(node.value):
+                _atoms(value, divided, inner, definitions, depth - 1)
+            packed = [a for a in inner if a[0].startswith("len(")]
+            out.append(packed[0] if packed else (node.value, divided))
         return
     if isinstance(node, cst.Attribute):
         out.append((node.attr.value, divided))
@@ -184,7 +199,11 @@ def _atoms(
         if name in ("min", "max"):
             return  # clamped
         if name == "len":
-            return  # `len(cu_seqlens)`: a count of elements, not the tensor's own kind
+            # `len(cu_seqlens) - 1` counts sequences; other lengths count elements of
+            # something this rule cannot name.
+            if node.args and _SEQUENCE_OFFSETS.search(dotted_name(node.args[0].value) or ""):
+                out.append((cst.Module([]).code_for_node(node), divided))
+            return
         for arg in node.args:
             _atoms(arg.value, divided, out, definitions, depth)
         return
@@ -197,9 +216,12 @@ def _atoms(
         _atoms(node.left, divided, out, definitions, depth)
         _atoms(node.right, divided, out, definitions, depth)
         return
-    if isinstance(node, cst.IfExp):
-        _atoms(node.body, divided, out, definitions, depth)  # the values, not the test
-        _atoms(node.orelse, divided, out, definitions, depth)
+    if isinstance(node, cst.IfExp):  # the values, not the test
+        arms: list[list[tuple[str, bool]]] = [[], []]
+        _atoms(node.body, divided, arms[0], definitions, depth)
+        _atoms(node.orelse, divided, arms[1], definitions, depth)
+        packed = [arm for arm in arms if any(a[0].startswith("len(") for a in arm)]
+        out.extend(packed[0] if packed else arms[0] + arms[1])  # the packed count, if any
         return
     for child in iter_children(node):
         if isinstance(child, cst.BaseExpression):
