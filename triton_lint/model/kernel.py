@@ -11,7 +11,7 @@ Rules read this model and never walk the syntax tree to re-derive these facts.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -198,6 +198,7 @@ class Global:
     node: cst.CSTNode
     value: cst.BaseExpression | None
     is_constexpr: bool
+    top: cst.CSTNode  # the top-level statement holding it (for positions)
 
 
 class Kernel:
@@ -374,6 +375,7 @@ class ModuleModel:
         self.global_constexprs: set[str] = set()
         self.imports: set[str] = set()
         self.functions: dict[str, cst.FunctionDef] = {}  # non-jit functions defined in the file
+        self.function_tops: dict[str, cst.CSTNode] = {}  # their top-level statements
         self._host_values: dict[int, dict[str, cst.BaseExpression]] = {}
 
     def span(self, top: cst.CSTNode, node: cst.CSTNode) -> Span:
@@ -440,6 +442,7 @@ def _collect_top(model: ModuleModel, node: cst.CSTNode, top: cst.CSTNode) -> Non
             model.kernels_by_name[kernel.name] = kernel
         else:
             model.functions.setdefault(node.name.value, node)
+            model.function_tops.setdefault(node.name.value, top)
             for child in _body_statements(node):
                 _collect_nested_kernels(model, child, top)
         return
@@ -453,7 +456,7 @@ def _collect_top(model: ModuleModel, node: cst.CSTNode, top: cst.CSTNode) -> Non
         return
     if isinstance(node, cst.SimpleStatementLine):
         for small in node.body:
-            _collect_global(model, small)
+            _collect_global(model, small, top)
 
 
 def _collect_nested_kernels(model: ModuleModel, node: cst.CSTNode, top: cst.CSTNode) -> None:
@@ -472,7 +475,7 @@ def _body_statements(node: cst.FunctionDef | cst.ClassDef) -> list[cst.CSTNode]:
     return list(body.body) if isinstance(body, cst.IndentedBlock) else []
 
 
-def _collect_global(model: ModuleModel, small: cst.BaseSmallStatement) -> None:
+def _collect_global(model: ModuleModel, small: cst.BaseSmallStatement, top: cst.CSTNode) -> None:
     if isinstance(small, (cst.Import, cst.ImportFrom)):
         names = small.names
         if isinstance(names, cst.ImportStar):
@@ -504,7 +507,7 @@ def _collect_global(model: ModuleModel, small: cst.BaseSmallStatement) -> None:
             f"{TL}.core.constexpr",
         ):
             is_constexpr = True
-        model.globals[target.value] = Global(target.value, small, value, is_constexpr)
+        model.globals[target.value] = Global(target.value, small, value, is_constexpr, top)
         if is_constexpr:
             model.global_constexprs.add(target.value)
 
@@ -859,30 +862,12 @@ class _LaunchFinder(cst.CSTVisitor):
         self.locals: list[frozenset[str]] = [frozenset()]
         self.function_defs: list[dict[str, cst.FunctionDef]] = [{}]
         self.kernel_nodes = {id(k.node) for k in model.kernels}
-        # Module-level `grid = lambda meta: ...` and `def grid(meta)` serve every launch (only
-        # launch statements are visited, so they are read here; for grids only).
-        body = model.module.body
-        self.module_values = dict(_simple_assignments(body))
-        self.module_statements: dict[str, cst.CSTNode] = {
-            name: stmt
-            for stmt in body
-            if isinstance(stmt, cst.SimpleStatementLine)
-            for small in stmt.body
-            for name in _assigned_targets(small)
-        }
-        self.function_defs[0].update(
-            (stmt.name.value, stmt)
-            for stmt in body
-            if isinstance(stmt, cst.FunctionDef) and id(stmt) not in self.kernel_nodes
-        )
-        self.grid_top: cst.CSTNode | None = None  # set by _grid_dims
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         if id(node) in self.kernel_nodes:
             return False  # kernels launch nothing; skip their bodies
         self.function_defs[-1][node.name.value] = node
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        self.scopes.append(dict(_simple_assignments(body)))
+        self.scopes.append(dict(_simple_assignments(node)))
         bindings = _function_bindings(node)
         self.definitions.append(dict(_host_definitions(node, bindings)))
         self.alternatives.append(_host_alternatives(node, bindings))
@@ -917,14 +902,14 @@ class _LaunchFinder(cst.CSTVisitor):
         if not all(isinstance(element.slice, cst.Index) for element in func.slice):
             return
         grid = _grid_expression(func)
-        dims = self._grid_dims(grid)
+        dims, grid_top = self._grid_dims(grid)
         site = LaunchSite(
             kernel_name=short,
             call=node,
             top=self.top,
             grid=grid,
             grid_dims=dims,
-            grid_top=self.grid_top,
+            grid_top=grid_top,
             args=_positional_args(node),
             keywords=_keyword_args(node, self.definitions[-1]),
             host_definitions=self.definitions[-1],
@@ -934,36 +919,39 @@ class _LaunchFinder(cst.CSTVisitor):
         self.model.launches.append(site)
         self.model._host_values[id(node)] = dict(self.scopes[-1])
 
-    def _grid_dims(self, grid: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    def _grid_dims(
+        self, grid: cst.BaseExpression
+    ) -> tuple[list[cst.BaseExpression] | None, cst.CSTNode | None]:
         """The grid's elements, through names bound to a tuple, a lambda or a `def grid(meta)`
-        in the launching function or any scope around it (innermost first)."""
+        in the launching function, a function around it or the module (innermost first); and
+        the top-level statement holding them when that is not the launch's."""
+        top = None
         seen = 0
-        self.grid_top = None
         while isinstance(grid, cst.Name) and seen < 4:
             seen += 1
-            found = self._lookup(grid.value)
+            found, found_top = self._lookup(grid.value)
             if found is None:
-                return None
-            grid = found
+                return None, None
+            grid, top = found, found_top or top
         if isinstance(grid, cst.Lambda):
             grid = grid.body
         if isinstance(grid, cst.Tuple | cst.List):
-            return [el.value for el in grid.elements]
-        return None
+            return [el.value for el in grid.elements], top
+        return None, None
 
-    def _lookup(self, name: str) -> cst.BaseExpression | None:
-        for level in range(len(self.scopes) - 1, -1, -1):
+    def _lookup(self, name: str) -> tuple[cst.BaseExpression | None, cst.CSTNode | None]:
+        for level in range(len(self.scopes) - 1, 0, -1):
             if name in self.scopes[level]:
-                return self.scopes[level][name]
+                return self.scopes[level][name], None
             if name in self.function_defs[level]:
-                if level == 0:
-                    self.grid_top = self.function_defs[0][name]
-                return _returned_value(self.function_defs[level][name])
-            if level and name in self.locals[level]:
-                return None  # a local bound some other way shadows outer names
-        if name in self.module_values:
-            self.grid_top = self.module_statements.get(name)
-        return self.module_values.get(name)
+                return _returned_value(self.function_defs[level][name]), None
+            if name in self.locals[level]:
+                return None, None  # a local bound some other way shadows outer names
+        if name in self.model.functions:
+            function = self.model.functions[name]
+            return _returned_value(function), self.model.function_tops[name]
+        glob = self.model.globals.get(name)
+        return (glob.value, glob.top) if glob is not None else (None, None)
 
 
 def _positional_args(call: cst.Call) -> list[cst.BaseExpression]:
@@ -1040,17 +1028,19 @@ def _grid_expression(func: cst.Subscript) -> cst.BaseExpression:
 
 
 def _simple_assignments(
-    statements: Sequence[cst.BaseStatement],
+    node: cst.FunctionDef,
 ) -> Iterator[tuple[str, cst.BaseExpression]]:
-    """``name = value`` statements directly in a host function's (or the module's) body, for
-    names assigned once."""
+    """``name = value`` statements directly in a host function body (last one wins)."""
+    body = node.body
+    if not isinstance(body, cst.IndentedBlock):
+        return
     nested: set[str] = set()  # names also assigned in branches/loops: value unknown
-    for stmt in statements:
+    for stmt in body.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
             for child in block_statements(stmt):
                 nested.update(_assigned_names(child))
     direct: list[tuple[str, cst.BaseExpression]] = []
-    for stmt in statements:
+    for stmt in body.body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:

@@ -201,8 +201,9 @@ def _atoms(
         if name == "len":
             # `len(cu_seqlens) - 1` counts sequences; other lengths count elements of
             # something this rule cannot name.
-            if node.args and _SEQUENCE_OFFSETS.search(dotted_name(node.args[0].value) or ""):
-                out.append((cst.Module([]).code_for_node(node), divided))
+            offsets = dotted_name(node.args[0].value) if node.args else None
+            if offsets is not None and _SEQUENCE_OFFSETS.search(offsets):
+                out.append((f"len({offsets})", divided))
             return
         for arg in node.args:
             _atoms(arg.value, divided, out, definitions, depth)
