@@ -121,6 +121,7 @@ def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
 def test_tl201_size_from_a_tensor_dimension_is_information():
     text = (FIXTURES / "TL201" / "bad_tensor_dimension.py").read_text()
     found = _run("TL201", text, "3.9")
-    assert [(f.line, f.severity.value) for f in found] == [(16, "info"), (20, "info")]
+    assert [(f.line, f.severity.value) for f in found] == [(16, "info"), (20, "info"), (24, "info")]
     assert "tensor dimension `x.shape[1]`" in found[0].message
     assert "`x.shape[-1]`" in found[1].message
+    assert "`x.size(1)`" in found[2].message

@@ -167,7 +167,8 @@ def launch(x):
             yield self.finding(
                 kernel,
                 expr,
-                f"{param} comes from the tensor dimension `{dim}` at this launch and sizes "
+                f"{param} comes from the tensor dimension "
+                f"`{kernel.module.module.code_for_node(dim)}` at this launch and sizes "
                 f"{describe}: a dimension that is not a power of 2 (a head size of 80 or 96) "
                 "fails to compile; pass `triton.next_power_of_2(...)` and mask the extra "
                 "lanes, or assert that the dimension is a power of 2",
@@ -202,7 +203,9 @@ def _sizes(name: str, call: cst.Call) -> Iterator[tuple[cst.BaseExpression, str]
         yield shape, f"the `tl.{short}` shape"
 
 
-def _tensor_dimension(expr: cst.BaseExpression, site: LaunchSite, names: set[str]) -> str | None:
+def _tensor_dimension(
+    expr: cst.BaseExpression, site: LaunchSite, names: set[str]
+) -> cst.BaseExpression | None:
     """The `x.shape[i]`/`x.size(i)`/`x.shape` unpacking `expr` comes from, through the host
     function's single assignments (the names passed are added to `names`), else None."""
     for _ in range(5):
@@ -214,10 +217,8 @@ def _tensor_dimension(expr: cst.BaseExpression, site: LaunchSite, names: set[str
             expr = definition
             continue
         if isinstance(expr, cst.Subscript) and _is_shape(expr.value):
-            return _text(expr)
-        if _is_shape(expr) or _is_size_call(expr):
-            return _text(expr)
-        return None
+            return expr
+        return expr if _is_shape(expr) or _is_size_call(expr) else None
     return None
 
 
@@ -231,10 +232,6 @@ def _is_size_call(expr: cst.BaseExpression) -> bool:
         and isinstance(expr.func, cst.Attribute)
         and expr.func.attr.value == "size"
     )
-
-
-def _text(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 def _checked_on_host(site: LaunchSite, names: set[str]) -> bool:
