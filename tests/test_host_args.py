@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 
@@ -173,3 +175,21 @@ def test_strides_assigned_in_both_arms_of_a_host_if():
         for f in lint_text("k.py", BRANCHES, [rules_by_code()["TL104"]]).findings
     ]
     assert codes == [(12, "rows[:, None] * C")]  # the inner-stride product is not reported
+
+
+def test_tl104_warns_on_whole_tensor_products_and_ranks_the_rest_info():
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "TL104" / "bad_risk_tiers.py"
+    found = lint_text(str(path), path.read_text(), [rules_by_code()["TL104"]]).findings
+    why = [(f.line, f.severity.value, re.findall(r"\(info: ([^)]*)\)", f.message)) for f in found]
+    assert why == [
+        (16, "warning", []),  # an axis-0 row times x.stride(0)
+        (24, "warning", []),  # pid * N * K
+        (31, "info", ["a grid axis 1 index, a head or batch of at most 65535"]),
+        (
+            39,
+            "info",
+            ["a loaded index: block ids of a large cache overflow, rows of a small table never do"],
+        ),
+        (46, "info", ["`block_table` looks like a lookup table"]),
+        (53, "info", ["no launch in this file shows that the size is a row stride"]),
+    ]

@@ -412,7 +412,8 @@ class DataFlow:
                     pending.extend(args[:1])
 
     # -- program ids -------------------------------------------------------------------
-    def _axis(self, call: cst.Call) -> Any:
+    def program_id_axis(self, call: cst.Call) -> Any:
+        """The literal axis of a `tl.program_id(axis)` call (UNKNOWN when not a literal)."""
         for arg in call.args:
             if arg.keyword is None or arg.keyword.value == "axis":
                 return evaluate(arg.value)
@@ -439,7 +440,7 @@ class DataFlow:
         name = dotted_name(call.func)
         last = name.rsplit(".", 1)[-1] if name else None
         if short == "program_id" or (short is None and last == "program_id"):
-            return {self._axis(call)}  # also wrappers such as `tle.program_id(0)`
+            return {self.program_id_axis(call)}  # also wrappers such as `tle.program_id(0)`
         access = self.kernel.access_for_call(call)
         if access is not None and access.kind == "atomic":
             return {UNKNOWN}  # a ticket (`atomic_add(counter, 1)`) tells programs apart

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -15,6 +16,15 @@ from triton_lint.model.provenance import Prov
 from triton_lint.rules.base import Rule
 
 _INDEX = Prov.PROGRAM_ID | Prov.LOADED
+#: The last word of a tensor name that says it is a lookup table (a block table, an index or
+#: position list, per-row scales): rows of a few entries, far below 2**31 elements in all.
+_TABLE_WORDS = frozenset(
+    {"table", "tables", "indices", "index", "idx", "ids", "indptr", "loc", "locs"}
+    | {"locations", "slot", "slots", "mapping", "mappings", "positions", "pos", "lens"}
+    | {"seqlens", "lengths", "offsets", "counts", "scale", "scales", "lse"}
+)
+#: Words a tensor name may end with that say nothing about its contents.
+_FILLER_WORDS = frozenset({"tensor", "buffer", "buf", "ptr", "gpu", "cpu", "1d", "2d", "3d"})
 
 
 class Int32OffsetOverflow(Rule):
@@ -41,7 +51,21 @@ reported, nor products whose size every launch in the file fills with an inner s
 `**dict(...)`): a head or column index times it stays inside one slice of the tensor's
 outermost dimension, which would itself need 2**31 elements. Coordinates are left alone too:
 a product inside a factor widened before a runtime size scales it (`n0 = block * n_block`
-then `n0.to(tl.int64) * stride`), and reflected positions (`period - y % period`)."""
+then `n0.to(tl.int64) * stride`), and reflected positions (`period - y % period`).
+
+Findings are ranked by risk, measured by hand-triaging samples of 5,455 production kernels.
+A product that spans a whole tensor is a **warning**: it multiplies two or more sizes
+(`pid * N * K`, `token * H * D`), or it is a program id on grid axis 0 (rows and tokens: the
+only axis that can hold more than 65535 programs) times a row stride that a launch in the
+file passes (`x.stride(0)`, or `x.stride(-2)` of a 2-D view) for a tensor whose name does not
+say it is a lookup table (`block_table`, `*_indices`, `positions`, `scales`, ...). In the
+triage about 60% of those were true positives. Every other product is **info**: a program
+id on axis 1 or 2 (a head or batch index, at most 65535 strides), a loaded index (block and
+slot ids, often loaded from int64 tables), or a size no launch in the file explains. Those
+overflow only at sizes the host decides and were about 30% true positives, yet they hold
+most of the int32 overflows projects shipped and later fixed (paged-cache block ids, FLA's
+`bos * H * K`). Info findings are reported, so `--select`, noqa comments and `--baseline`
+work on them as usual."""
     fix = """\
 Widen the one index at its source, not every stride: `pid = tl.program_id(0).to(tl.int64)`,
 or `idx = tl.load(idx_ptr + i).to(tl.int64)`. (Widening all strides costs registers and
@@ -49,6 +73,7 @@ throughput; a serving engine that did so measured a large slowdown.) A constexpr
 `if INT64_INDEX: pid = pid.to(tl.int64)` also counts. The fix is marked unsafe: it changes
 the index type of the code that follows."""
     bad = """\
+import torch
 import triton
 import triton.language as tl
 
@@ -59,8 +84,13 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)  # <- TL104
     tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)
+
+
+def launch(x: torch.Tensor, y: torch.Tensor) -> None:
+    rownorm[(x.shape[0],)](x, y, x.stride(0), x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
 """
     good = """\
+import torch
 import triton
 import triton.language as tl
 
@@ -71,6 +101,10 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)
     tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)
+
+
+def launch(x: torch.Tensor, y: torch.Tensor) -> None:
+    rownorm[(x.shape[0],)](x, y, x.stride(0), x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
@@ -99,12 +133,20 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
                 groups.setdefault(key, []).append(_Product(node, size, strides, span))
                 sources_of[key] = sources
         for key, products in groups.items():
-            # The product over a whole tensor is the convincing one: an outermost stride, or
-            # else the most runtime sizes multiplied (`split * M * N` over `split * tiles`).
+            sources = sources_of[key]
+            rows = _row_index(kernel, sources)
+            # The product over a whole tensor is the convincing one: a row stride of a data
+            # tensor, an outermost stride, or else the most runtime sizes multiplied
+            # (`split * M * N` over `split * tiles`).
             products.sort(
-                key=lambda p: (not p.outermost, -p.size_factors, kernel.span(p.node).line)
+                key=lambda p: (
+                    not p.spans_tensor(rows),
+                    not p.outermost,
+                    -p.size_factors,
+                    kernel.span(p.node).line,
+                )
             )
-            yield self._report(kernel, products[0], sources_of[key], len(products) - 1)
+            yield self._report(kernel, products[0], sources, len(products) - 1, rows)
 
     def _addresses(self, kernel: Kernel) -> Iterator[cst.BaseExpression]:
         for access in kernel.accesses:
@@ -154,7 +196,12 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
         return None
 
     def _report(
-        self, kernel: Kernel, product: _Product, sources: list[cst.Call], others: int
+        self,
+        kernel: Kernel,
+        product: _Product,
+        sources: list[cst.Call],
+        others: int,
+        rows: bool,
     ) -> Finding:
         node, size = product.node, product.size
         code = kernel.module.module.code_for_node
@@ -180,9 +227,13 @@ def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
         )
         if others:
             message += f" ({others} more product{'s' if others > 1 else ''} of this index)"
+        severity = Severity.WARNING
+        if not product.spans_tensor(rows):
+            severity = Severity.INFO
+            message += f" (info: {_lower_risk(kernel, product, sources)})"
         message += f"; widen the index at its source: `{example}`"
         fix = Fix(Applicability.UNSAFE, "Widen the index to int64 at its source", tuple(edits))
-        return self.finding(kernel, node, message, fix=fix)
+        return self.finding(kernel, node, message, fix=fix, severity=severity)
 
 
 @dataclass
@@ -198,6 +249,49 @@ class _Product:
     def outermost(self) -> bool:
         """Every launch passes an outermost stride: the product spans the whole tensor."""
         return bool(self.strides) and all(stride.axis == 0 for stride in self.strides)
+
+    def spans_tensor(self, row_index: bool) -> bool:
+        """The high-risk tier: two or more sizes multiplied, or a row index (``row_index``:
+        program ids on grid axis 0) times the row stride of a tensor that is not a table."""
+        if self.size_factors >= 2:
+            return True
+        return (
+            row_index
+            and bool(self.strides)
+            and all(stride.axis in (0, -2) for stride in self.strides)
+            and not all(_is_table(stride.tensor) for stride in self.strides)
+        )
+
+
+def _row_index(kernel: Kernel, sources: list[cst.Call]) -> bool:
+    """Every index source is a program id on grid axis 0, the axis of rows and tokens."""
+    flow = kernel.dataflow
+    return all(
+        flow.tl_short(source) == "program_id" and flow.program_id_axis(source) == 0
+        for source in sources
+    )
+
+
+def _lower_risk(kernel: Kernel, product: _Product, sources: list[cst.Call]) -> str:
+    """Why an info-tier product is ranked below a warning, for its message."""
+    flow = kernel.dataflow
+    if any(flow.tl_short(source) != "program_id" for source in sources):
+        return "a loaded index: block ids of a large cache overflow, rows of a small table never do"
+    axes = sorted({str(flow.program_id_axis(source)) for source in sources} - {"0"})
+    if axes:
+        return f"a grid axis {'/'.join(axes)} index, a head or batch of at most 65535"
+    tables = [stride.tensor for stride in product.strides if _is_table(stride.tensor)]
+    if tables:
+        return f"`{tables[0]}` looks like a lookup table"
+    return "no launch in this file shows that the size is a row stride"
+
+
+def _is_table(tensor: str) -> bool:
+    """The tensor's name ends with a word of a lookup table (`block_table`, `topk_indices`,
+    `seq_lens`, `x_scale`; `block_table_tensor` too)."""
+    words = [re.sub(r"\d+$", "", word) for word in re.split(r"[_.]", tensor.lower())]
+    words = [word for word in words if word and word not in _FILLER_WORDS]
+    return bool(words) and words[-1] in _TABLE_WORDS
 
 
 def _widened_coordinate(kernel: Kernel, node: cst.CSTNode) -> bool:
