@@ -109,13 +109,23 @@ def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
     assert found == {
         (21, "warning", "grid axis 1 is a token/row count (`num_tokens`)"),
         (21, "info", "grid axis 2 is a batch size (`batch`)"),
-        (24, "warning", "grid axis 1 is a product of runtime sizes (`batch` x `num_heads`)"),
+        (24, "info", "grid axis 1 is a product of a batch and heads (`batch` x `num_heads`)"),
         (26, "info", "grid axis 1 is a `cdiv` of a token/row count (`seq_len`)"),
         (29, "warning", "grid axis 1 is a product of runtime sizes (`batch` x `seq_len`)"),
-        (33, "warning", "grid axis 1 is a product of runtime sizes (`B` x `H`)"),
+        (33, "info", "grid axis 1 is a product of a batch and heads (`B` x `H`)"),
         (34, "error", "grid axis 1 is 70000"),
         (36, "info", "grid axis 1 is a batch size (`batch`)"),
     }
+
+
+def test_tl209_packed_sequences_times_heads_stays_a_warning():
+    text = (FIXTURES / "TL209" / "bad_varlen_sequences_by_heads.py").read_text()
+    found = [
+        (f.line, f.severity.value, f.message.split(":")[0]) for f in _run("TL209", text, "3.9")
+    ]
+    assert found == [
+        (25, "warning", "grid axis 1 is a product of runtime sizes (`len(cu_seqlens)` x `HV`)")
+    ]
 
 
 def test_tl201_size_from_a_tensor_dimension_is_information():
