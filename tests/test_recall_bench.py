@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # TL104's own bad and good examples: an int32 program id times a stride, then widened.
 BUGGY = Int32OffsetOverflow.bad
 FIXED = Int32OffsetOverflow.good
+# Without its launch the stride is unexplained: the same product is ranked info.
+BUGGY_NO_LAUNCH = BUGGY.split("\n\ndef launch")[0]
 
 
 def _recall():
@@ -39,8 +41,18 @@ def test_caught_and_silenced(tmp_path, monkeypatch):
     case = recall.Case("pkg", "1.0", "1.1", "pkg/ops.py", "rownorm", "TL104", "o/r#1", "bug")
     outcome = recall.evaluate(case, tmp_path)
     assert (outcome.before, outcome.after, outcome.caught, outcome.silenced) == (1, 0, True, True)
+    assert outcome.loud == 1
     table = recall.report([outcome])
-    assert "| TL104 | 1 | 1 | 1 |" in table
+    assert "| TL104 | 1 | 1 | 1 | 1 |" in table
+
+
+def test_an_info_finding_is_caught_but_not_loud(tmp_path, monkeypatch):
+    recall = _recall()
+    _releases(recall, monkeypatch, {"1.0": BUGGY_NO_LAUNCH, "1.1": FIXED})
+    case = recall.Case("pkg", "1.0", "1.1", "pkg/ops.py", "rownorm", "TL104", "o/r#1", "bug")
+    outcome = recall.evaluate(case, tmp_path)
+    assert (outcome.before, outcome.loud, outcome.caught) == (1, 0, True)
+    assert "| **all** | 1 | 1 (100%) | 0 (0%) | 1 |" in recall.report([outcome])
 
 
 def test_missed_and_missing_kernel(tmp_path, monkeypatch):
