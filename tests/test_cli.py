@@ -211,6 +211,25 @@ def test_explicit_config_file_and_errors(tree):
     assert run("--isolated", "--target-version", "x", "pkg", cwd=tree).exit_code == 2
 
 
+def test_fail_on_sets_the_lowest_severity_that_fails_the_run(tree):
+    # TL401 alone is a warning: reported either way, failing only at warning or below
+    only_warning = run("--select", "TL401", "--fail-on", "error", "pkg", cwd=tree)
+    assert only_warning.exit_code == 0 and "TL401" in only_warning.output
+    assert run("--select", "TL401", "--fail-on", "warning", "pkg", cwd=tree).exit_code == 1
+    assert run("--select", "TL1", "--fail-on", "error", "pkg", cwd=tree).exit_code == 1
+    (tree / "pyproject.toml").write_text('[tool.triton-lint]\nfail-on = "error"\n')
+    assert run("--select", "TL401", "pkg", cwd=tree).exit_code == 0
+    assert run("--select", "TL401", "--fail-on", "info", "pkg", cwd=tree).exit_code == 1
+    assert run("--isolated", "--select", "TL401", "pkg", cwd=tree).exit_code == 1
+    other = tree / "other"  # configuration is read once per directory and run
+    other.mkdir()
+    (other / "pyproject.toml").write_text('[tool.triton-lint]\nfail-on = "warn"\n')
+    (other / "kern.py").write_text(BAD)
+    result = run("kern.py", cwd=other)
+    assert result.exit_code == 2 and "`fail-on` must be one of" in result.output
+    assert run("--fail-on", "never", "pkg", cwd=tree).exit_code == 2
+
+
 def test_noqa_inline_file_level_and_malformed(tmp_path):
     source = BAD.replace("x = tl.load(x_ptr + offs)", "x = tl.load(x_ptr + offs)  # noqa: TL101")
     source = source.replace('tl.device_print("x", x)', 'tl.device_print("x", x)  # noqa: E501')

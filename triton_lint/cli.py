@@ -16,7 +16,14 @@ import click
 
 from triton_lint import __version__
 from triton_lint.baseline import BaselineError, apply_baseline, load_baseline, render_baseline
-from triton_lint.config import DEVICES, ConfigError, config_for_directory, load_config_file
+from triton_lint.config import (
+    DEVICES,
+    FAIL_ON,
+    Config,
+    ConfigError,
+    config_for_directory,
+    load_config_file,
+)
 from triton_lint.docs import render_code
 from triton_lint.dynamic.codes import CODES, DynamicCode
 from triton_lint.dynamic.compute_sanitizer import SanitizerUnavailable
@@ -92,6 +99,11 @@ def cli() -> None:
 @click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report to FILE.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code instead.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    help="Exit 1 only for findings of this severity or worse (default: info, any finding).",
+)
 @click.option(
     "--config", "config_file", type=click.Path(path_type=Path), help="Use this configuration file."
 )
@@ -171,6 +183,7 @@ def check(
     output: Path | None,
     statistics: bool,
     exit_zero: bool,
+    fail_on: str | None,
     config_file: Path | None,
     isolated: bool,
     stdin_filename: str | None,
@@ -209,6 +222,7 @@ def check(
         if unsafe_fixes and not (fix or diff):
             raise LintUsageError("--unsafe-fixes needs --fix or --diff")
         baseline = load_baseline(baseline_file) if baseline_file is not None else None
+        threshold = _fail_on(fail_on, config, isolated)
         options = RunOptions(
             cli_layer=layer,
             config=config,
@@ -273,7 +287,21 @@ def check(
         apply_baseline(result, baseline)
     _report(result, output_format, output, statistics)
     _exit_on_crashes(result)
-    sys.exit(1 if result.findings and not exit_zero else 0)
+    failing = any(_SEVERITY_RANK[f.severity.value] <= threshold for f in result.findings)
+    sys.exit(1 if failing and not exit_zero else 0)
+
+
+#: Severities from the worst: `--fail-on warning` fails on ranks 0 and 1.
+_SEVERITY_RANK = {name: rank for rank, name in enumerate(FAIL_ON)}
+
+
+def _fail_on(option: str | None, config: Config | None, isolated: bool) -> int:
+    """The rank of the lowest severity that fails the run: the option, else ``fail-on`` in
+    the explicit config or the working directory's, else info (every finding fails)."""
+    chosen = option or (config.fail_on if config is not None else None)
+    if chosen is None and not isolated and config is None:
+        chosen = config_for_directory(Path.cwd().resolve()).fail_on
+    return _SEVERITY_RANK[chosen or "info"]
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,12 @@ _KEYS = {
     "target-version",
     "fork-backends",
     "device",
+    "fail-on",
 }
 #: `device`: where `--dynamic` runs stress cases (the `--device` option overrides it).
 DEVICES = ("auto", "cuda", "interpreter")
+#: `fail-on`: the lowest severity that makes a run exit 1 (the `--fail-on` option overrides it).
+FAIL_ON = ("error", "warning", "info")
 #: Words (directory and file names split on ``_``/``-``) naming vendor backends that ship their
 #: own Triton fork: code under them is written against the fork's API, not upstream Triton's.
 DEFAULT_FORK_BACKENDS = (
@@ -69,6 +72,7 @@ class Config:
     target_version: str | None = None
     fork_backends: tuple[str, ...] = DEFAULT_FORK_BACKENDS
     device: str | None = None
+    fail_on: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -103,9 +107,13 @@ def parse_table(table: dict[str, Any], source: Path) -> Config:
     device = table.get("device")
     if device is not None and device not in DEVICES:
         raise ConfigError(f"{source}: `device` must be one of {', '.join(map(repr, DEVICES))}")
+    fail_on = table.get("fail-on")
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise ConfigError(f"{source}: `fail-on` must be one of {', '.join(map(repr, FAIL_ON))}")
     return Config(
         root=source.parent,
         device=device,
+        fail_on=fail_on,
         source=source,
         select=_codes(source, "select", table["select"]) if "select" in table else None,
         ignore=_codes(source, "ignore", table.get("ignore", [])),
