@@ -13,6 +13,7 @@ from triton_lint.model.host_args import Stride, launch_strides
 from triton_lint.model.kernel import Kernel, Param
 from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov
+from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
 _INDEX = Prov.PROGRAM_ID | Prov.LOADED
@@ -51,7 +52,10 @@ reported, nor products whose size every launch in the file fills with an inner s
 `**dict(...)`): a head or column index times it stays inside one slice of the tensor's
 outermost dimension, which would itself need 2**31 elements. Coordinates are left alone too:
 a product inside a factor widened before a runtime size scales it (`n0 = block * n_block`
-then `n0.to(tl.int64) * stride`), and reflected positions (`period - y % period`).
+then `n0.to(tl.int64) * stride`), reflected positions (`period - y % period`), and indices
+defined in one arm of an `if` on a compile-time flag whose other arm defines them widened
+(`if UPCAST: rm = (...).to(tl.int64) else: rm = ...`: the host picks the int32 arm only when
+the sizes fit).
 
 Findings are ranked by risk, measured by hand-triaging samples of 5,455 production kernels.
 A product that spans a whole tensor is a **warning**: it multiplies two or more sizes
@@ -186,6 +190,8 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
                 continue  # every launch passes a constant (a unit stride): like a constexpr
             if _is_float(kernel, index) or _is_float(kernel, size):
                 continue  # `(oh + 0.5) * scale`: float arithmetic, not an int32 offset
+            if _wide_variant_elsewhere(kernel, index):
+                continue  # `if UPCAST: rm = ....to(tl.int64) else: rm = ...`: chosen by size
             strides = _size_strides(kernel, size)
             if strides and all(stride.inner for stride in strides):
                 continue  # an inner stride: the product stays inside one outermost slice
@@ -310,6 +316,39 @@ def _widened_coordinate(kernel: Kernel, node: cst.CSTNode) -> bool:
     else:
         return False  # the operator token, not a factor
     return Prov.WIDENED in kernel.prov(factor) and not kernel.is_compile_time(other)
+
+
+def _wide_variant_elsewhere(kernel: Kernel, index: cst.BaseExpression) -> bool:
+    """A name in ``index`` is defined only in one arm of an ``if`` on a compile-time flag
+    whose other arm defines it widened (`if UPGRADE_C_OFFS: rm = (...).to(tl.int64)` /
+    `else: rm = ...`): the host picks the int32 arm only when the sizes fit (FlagGems sets
+    such flags from `(M * N).bit_length()` in `@triton.heuristics`)."""
+    flow = kernel.dataflow
+    for name in iter_nodes(index):
+        if not isinstance(name, cst.Name):
+            continue
+        definitions = flow.reaching(name)
+        if not definitions or any(not d.branches for d in definitions):
+            continue
+        branch = definitions[0].branches[-1]
+        if not isinstance(branch.node, cst.If) or not kernel.is_compile_time(branch.test):
+            continue
+        if not all(
+            any(b.node is branch.node and b.arm == branch.arm for b in d.branches)
+            for d in definitions
+        ):
+            continue
+        other = "orelse" if branch.arm == "body" else "body"
+        widened = [
+            d
+            for d in kernel.definitions.get(name.value, [])
+            if any(b.node is branch.node and b.arm == other for b in d.branches)
+            and d.value is not None
+            and Prov.WIDENED in kernel.prov(d.value)
+        ]
+        if widened:
+            return True
+    return False
 
 
 def _size_factors(kernel: Kernel, product: cst.BinaryOperation) -> int:
