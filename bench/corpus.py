@@ -80,7 +80,7 @@ NOTES = """
 - **Volume.** Outside vendor-fork directories the default rules gave 78.7 error/warning
   findings per 100 kernels at Triton 3.9 before November 2026 and give 36.2 now (36.2 as
   well at each library's pinned Triton; see the table above). Two changes made it: TL104
-  ranks its findings by risk (675 of its 2425 stay warnings) and TL209 ranks a dense batch x
+  ranks its findings by risk (674 of its 2424 stay warnings) and TL209 ranks a dense batch x
   heads info (26 of 298 stay warnings). fla-core (41.7), torchao (48.5) and liger-kernel
   (65.9; TL203 is 35 of its 60) stay above 40 per 100 kernels.
 - **TL104's tiers** were chosen on the 211 TL104 findings earlier rounds had read that were
@@ -89,13 +89,13 @@ NOTES = """
   positives (34 of 57); program ids on axes 1/2 23%, loaded indices 25%, the rest 34%. Round
   9 then drew 40 findings uniformly from the warning tier alone: 68% true positives
   (52-80%), 98% not false positives. Its debatable findings are tokens times a narrow table
-  (router logits, top-k ids, per-request rows); its false positive is an int32 branch that a
-  heuristic selects only when `M * N` fits.
+  (router logits, top-k ids, per-request rows); its false positive (fixed since) is an
+  int32 branch that a heuristic selects only when `M * N` fits.
 - **What the info tier costs.** Info findings are still shown, so recall at any severity is
   unchanged (45 of 48 shipped int32-overflow bugs); as warnings alone TL104 catches 24 of 48
-  ([recall.md](recall.md)). Most shipped overflows are in the info tier: loaded block and
-  slot ids of paged caches, and FLA's `bos * H * K` on grid axes 1/2 (when the product has
-  two or more sizes it is a warning).
+  ([recall.md](recall.md)). The other 21 are info: loaded block and slot ids of paged
+  caches, and FLA's varlen offsets on grid axes 1/2 (a product of two or more sizes, such
+  as `bos * H * K`, is a warning).
 - **Mixed rounds.** Rounds 4-8 sampled every default rule by volume: 48-66% true positives,
   84-94% not false positives; everything but TL104 read 85% true positives in round 8 (40 of
   47). Those rounds predate the tiers: most of their TL104 findings are info now.
