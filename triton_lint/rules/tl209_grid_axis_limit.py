@@ -33,6 +33,11 @@ _CDIV = {"cdiv", "triton.cdiv", "tl.cdiv"}
 _SEQUENCE_OFFSETS = re.compile(r"cu_seqlens|seq_start|seq_offsets|query_start_loc")
 
 
+def _packed(atom: tuple[str, bool]) -> bool:
+    """The atom is the number of packed sequences, ``len(cu_seqlens)`` (see ``_atoms``)."""
+    return atom[0].startswith("len(")
+
+
 class GridAxisLimit(Rule):
     code = "TL209"
     name = "grid-axis-limit"
@@ -51,14 +56,13 @@ sequences (`len(cu_seqlens) - 1`: a packed batch holds thousands of short sequen
 products with either (`cdiv(seq_len, BLOCK) * batch`, `(len(cu_seqlens) - 1) * heads`).
 Information: a `cdiv` of a token count alone, a batch alone, and a batch times heads
 (`B * H` with `B = q.shape[0]`): a dense batch reaches 65535 programs at 32 heads only past
-2,048 sequences, and every corpus finding of that form that was triaged was of that kind
-(FLA's varlen paths set `B = 1` and put the sequences on axis 0). Sizes are read through
-the launching function's assignments (`N = B if cu_seqlens is None else len(cu_seqlens) - 1`
-is a batch), and grids through tuples, lambdas and `def grid(meta)` functions in the
-launching function, around it or at
-module level (`meta["n_rows"]` is the kernel argument of that name). Literals, small
-constexpr-bounded values and counts inside one block, page or chunk (`num_tokens_in_block`)
-are left alone."""
+2,048 sequences, and every corpus finding of that form that was triaged was read debatable
+for that reason (FLA's varlen paths set `B = 1` and put the sequences on axis 0). Sizes are
+read through the launching function's assignments (`N = B if cu_seqlens is None else
+len(cu_seqlens) - 1` is the packed count), and grids through tuples, lambdas and
+`def grid(meta)` functions in the launching function, around it or at module level
+(`meta["n_rows"]` is the kernel argument of that name). Literals, small constexpr-bounded
+values and counts inside one block, page or chunk (`num_tokens_in_block`) are left alone."""
     fix = """\
 Put the large dimension on axis 0 (`grid = (num_tokens, cdiv(D, BLOCK))` and swap
 `tl.program_id(0)`/`(1)` in the kernel), or loop over it inside the kernel."""
@@ -145,14 +149,14 @@ def _classify(
         and any(not a[1] for a in batch + heads)
     ):
         names = " x ".join(f"`{a[0]}`" for a in batch + heads + tokens)
-        if tokens or any(a[0].startswith("len(") for a in batch):
+        if tokens or any(_packed(a) for a in batch):
             return Severity.WARNING, f"a product of runtime sizes ({names})"
         # A dense batch times heads passes 65535 only past ~2,000 sequences at 32 heads;
         # packed variable-length batches (the real risk) are counted by `len(cu_seqlens)`.
         return Severity.INFO, f"a product of a batch and heads ({names})"
     if tokens:
         return Severity.INFO, f"a `cdiv` of a token/row count (`{tokens[0][0]}`)"
-    packed = [a for a in batch if a[0].startswith("len(") and not a[1]]
+    packed = [a for a in batch if _packed(a) and not a[1]]
     if packed:
         return (
             Severity.WARNING,
@@ -181,7 +185,7 @@ def _atoms(
             inner: list[tuple[str, bool]] = []
             if value is not None and depth > 0 and _BATCH.match(node.value):
                 _atoms(value, divided, inner, definitions, depth - 1)
-            packed = [a for a in inner if a[0].startswith("len(")]
+            packed = [a for a in inner if _packed(a)]
             out.append(packed[0] if packed else (node.value, divided))
         return
     if isinstance(node, cst.Attribute):
@@ -228,7 +232,7 @@ def _atoms(
         arms: list[list[tuple[str, bool]]] = [[], []]
         _atoms(node.body, divided, arms[0], definitions, depth)
         _atoms(node.orelse, divided, arms[1], definitions, depth)
-        packed = [arm for arm in arms if any(a[0].startswith("len(") for a in arm)]
+        packed = [arm for arm in arms if any(_packed(a) for a in arm)]
         out.extend(packed[0] if packed else arms[0] + arms[1])  # the packed count, if any
         return
     for child in iter_children(node):
