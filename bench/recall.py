@@ -3,15 +3,20 @@
     python bench/recall.py                 # fetch (cached), lint, write docs/recall.md
     python bench/recall.py --no-report     # print the table only
 
-Each case in ``bench/recall.tsv`` names a bug that shipped in a PyPI release of a Triton kernel
-library and was fixed upstream (the pull request or commit is the reference): the package, the
-release with the bug and the first release with the fix, the file inside the wheel, the kernel,
-and the rule code that should report it. Cases were collected from the projects' fix history
-without running the linter, so the count is not biased towards what it already finds.
+Each case in ``bench/recall.tsv`` names a bug that shipped in a Triton kernel library and was
+fixed upstream (the pull request or commit is the reference): the package, the release with the
+bug and the first release with the fix, the file, the kernel, and the rule code that should report
+it. Cases were collected from the projects' fix history without running the linter, so the count
+is not biased towards what it already finds. A line ``## batch: NAME ...`` starts a batch of
+cases collected together; the report gives each batch its own table, so cases collected after the
+rules were written are measured apart from those the rules were tuned on.
 
-For both releases the one file is read from the release's wheel on PyPI with HTTP range
-requests (a vLLM wheel is 300 MB; the file is a few kB) and kept under
-``$TRITON_LINT_CORPUS/recall/`` (default ``/work/.cache/corpus/recall``). It is linted as
+A PyPI package's file is read from the release's wheel with HTTP range requests (a vLLM wheel is
+300 MB; the file is a few kB). A package written ``github:OWNER/NAME`` names a repository
+instead, and its two "releases" are the commit with the bug and the fixing commit; the file is
+read with ``git show`` from a bare mirror under ``$TRITON_LINT_MIRRORS/OWNER+NAME/repo`` (default
+``/work/.mirror``). Either way it is kept under ``$TRITON_LINT_CORPUS/recall/`` (default
+``/work/.cache/corpus/recall``). It is linted as
 ``triton-lint`` lints it by default (target Triton 3.9, the default rule set, vendor-fork
 directories as configured by default). A case is **caught** when the
 buggy release has a finding of the expected code inside the kernel, and the fix **silences**
@@ -25,6 +30,7 @@ import csv
 import io
 import json
 import os
+import subprocess
 import sys
 import urllib.request
 import zipfile
@@ -44,6 +50,9 @@ CASES = ROOT / "bench" / "recall.tsv"
 REPORT = ROOT / "docs" / "recall.md"
 TARGET_VERSION = "3.9"
 INDEX = "https://pypi.org/simple"
+MIRRORS = Path(os.environ.get("TRITON_LINT_MIRRORS", "/work/.mirror"))
+GIT_PREFIX = "github:"
+FIRST_BATCH = "first"
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,7 @@ class Case:
     code: str
     reference: str
     bug: str
+    batch: str = FIRST_BATCH
 
 
 @dataclass(frozen=True)
@@ -76,9 +86,15 @@ class Outcome:
 
 
 def load_cases(path: Path = CASES) -> list[Case]:
+    """The cases, each tagged with the batch whose ``## batch: NAME ...`` line precedes it."""
+    cases, batch = [], FIRST_BATCH
     with path.open(encoding="utf-8", newline="") as handle:
-        rows = [row for row in csv.reader(handle, delimiter="\t") if row and row[0][:1] != "#"]
-    return [Case(*row) for row in rows]
+        for row in csv.reader(handle, delimiter="\t"):
+            if row and row[0].startswith("## batch:"):
+                batch = row[0].removeprefix("## batch:").split(",")[0].strip()
+            elif row and row[0][:1] != "#":
+                cases.append(Case(*row, batch=batch))
+    return cases
 
 
 def _wheel_url(package: str, version: str) -> str:
@@ -153,22 +169,44 @@ class _RemoteFile(io.RawIOBase):
         return bytes(out)
 
 
+def _git_member(repository: str, commit: str, path: str) -> bytes | None:
+    """``path`` at ``commit`` of a GitHub repository's local bare mirror (None when the
+    commit has no such file)."""
+    mirror = MIRRORS / repository.replace("/", "+") / "repo"
+    if not mirror.is_dir():
+        raise SystemExit(f"no mirror of {repository} at {mirror} (set TRITON_LINT_MIRRORS)")
+    shown = subprocess.run(
+        ["git", f"--git-dir={mirror}", "show", f"{commit}:{path}"], capture_output=True
+    )
+    return shown.stdout if shown.returncode == 0 else None
+
+
+def _wheel_member(package: str, version: str, path: str) -> bytes | None:
+    with zipfile.ZipFile(_RemoteFile(_wheel_url(package, version))) as archive:
+        try:
+            return archive.read(path)
+        except KeyError:
+            return None
+
+
 def read_member(package: str, version: str, path: str, cache: Path) -> bytes | None:
-    """The bytes of ``path`` inside the wheel of ``package==version`` (None when the wheel
-    has no such file), read remotely once and then kept under ``cache``."""
-    local = cache / f"{package}-{version}" / path
+    """The bytes of ``path`` in release ``version`` of ``package`` (None when it has no such
+    file): from the PyPI wheel, or from a commit of a ``github:`` package; read once, then
+    kept under ``cache``."""
+    local = cache / f"{package.replace('/', '+')}-{version}" / path
     missing = local.with_name(local.name + ".missing")
     if local.exists():
         return local.read_bytes()
     if missing.exists():
         return None
     local.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(_RemoteFile(_wheel_url(package, version))) as archive:
-        try:
-            data = archive.read(path)
-        except KeyError:
-            missing.touch()
-            return None
+    if package.startswith(GIT_PREFIX):
+        data = _git_member(package.removeprefix(GIT_PREFIX), version, path)
+    else:
+        data = _wheel_member(package, version, path)
+    if data is None:
+        missing.touch()
+        return None
     local.write_bytes(data)
     return data
 
@@ -200,54 +238,68 @@ def _cell(count: int | None) -> str:
     return "kernel not found" if count is None else str(count)
 
 
+def _code_table(outcomes: list[Outcome]) -> list[str]:
+    """Per code: cases, caught, caught at error/warning, silenced by the fix, and fixed
+    versions without a finding of the code in the kernel."""
+    covered = [o for o in outcomes if o.case.code != "-"]
+    lines = [
+        "| code | cases | caught | caught as error/warning | fix silences it "
+        "| fixed version clean |",
+        "|---|---|---|---|---|---|",
+    ]
+
+    def row(label: str, mine: list[Outcome], shares: bool) -> str:
+        def cell(count: int) -> str:
+            return f"{count} ({100 * count / len(mine):.0f}%)" if shares and mine else str(count)
+
+        clean = sum(o.after == 0 for o in mine)
+        return (
+            f"| {label} | {len(mine)} | {cell(sum(o.caught for o in mine))} | "
+            f"{cell(sum(bool(o.loud) for o in mine))} | {sum(o.silenced for o in mine)} | "
+            f"{cell(clean)} |"
+        )
+
+    for code in sorted({o.case.code for o in covered}):
+        lines.append(row(code, [o for o in covered if o.case.code == code], shares=False))
+    lines.append(row("**all**", covered, shares=True))
+    return lines
+
+
 def report(outcomes: list[Outcome]) -> str:
     covered = [o for o in outcomes if o.case.code != "-"]
-    codes = sorted({o.case.code for o in covered})
+    batches = list(dict.fromkeys(o.case.batch for o in outcomes))
     lines = [
         "# Recall on shipped bugs",
         "",
         "Generated by `python bench/recall.py` from the cases in `bench/recall.tsv`: bugs that",
-        "shipped in a PyPI release of a Triton kernel library and were fixed upstream. Each",
-        "case lints the file in the release with the bug and in the first release with the fix",
-        "(default rules, target Triton 3.9) and counts the findings of the expected code inside",
-        "the kernel. Cases were collected from the projects' fix history without running the",
-        "linter. A rule may rank a finding `info` (TL104 below its whole-tensor tier, TL201,",
-        "TL209): such a finding is shown and counts as caught; the next column counts the cases",
-        "caught at error or warning severity.",
+        "shipped in a Triton kernel library and were fixed upstream. Each case lints the file in",
+        "the release (or commit) with the bug and in the first one with the fix (default rules,",
+        "target Triton 3.9) and counts the findings of the expected code inside the kernel.",
+        "Cases were collected from the projects' fix history without running the linter. A rule",
+        "may rank a finding `info` (TL104 below its whole-tensor tier, TL201, TL209): such a",
+        "finding is shown and counts as caught; the next column counts the cases caught at error",
+        "or warning severity. A fixed version is clean when it has no finding of the code in the",
+        "kernel.",
         "",
-        "| code | cases | caught | caught as error/warning | fix silences it |",
-        "|---|---|---|---|---|",
     ]
-    for code in codes:
-        mine = [o for o in outcomes if o.case.code == code]
-        lines.append(
-            f"| {code} | {len(mine)} | {sum(o.caught for o in mine)} | "
-            f"{sum(bool(o.loud) for o in mine)} | {sum(o.silenced for o in mine)} |"
-        )
-    caught = sum(o.caught for o in covered)
-    loud = sum(bool(o.loud) for o in covered)
-
-    def share(count: int) -> str:
-        return f" ({100 * count / len(covered):.0f}%)" if covered else ""
-
-    silenced = sum(o.silenced for o in covered)
-    lines.append(
-        f"| **all** | {len(covered)} | {caught}{share(caught)} | {loud}{share(loud)} | {silenced} |"
-    )
+    for batch in batches:
+        mine = [o for o in outcomes if o.case.batch == batch]
+        lines += [f"## Batch: {batch} ({len(mine)} cases)", "", *_code_table(mine), ""]
+    if len(batches) > 1:
+        lines += ["## All batches", "", *_code_table(outcomes), ""]
     lines += [
-        "",
         f"{len(outcomes) - len(covered)} more cases are bugs no rule covers (wrong offsets,",
         "wrong mask logic, host-side mistakes); they are listed last with code `-`, with the",
         "codes the linter does report in their kernel.",
         "",
-        "| case | code | before | after | other codes in the kernel | bug |",
-        "|---|---|---|---|---|---|",
+        "| case | batch | code | before | after | other codes in the kernel | bug |",
+        "|---|---|---|---|---|---|---|",
     ]
     for o in covered + [o for o in outcomes if o.case.code == "-"]:
         c = o.case
         name = f"{c.package} {c.before} → {c.after} `{c.path}` `{c.kernel}` ({c.reference})"
         lines.append(
-            f"| {name} | {c.code} | {_cell(o.before)} | {_cell(o.after)} | "
+            f"| {name} | {c.batch} | {c.code} | {_cell(o.before)} | {_cell(o.after)} | "
             f"{', '.join(o.others) or '-'} | {c.bug} |"
         )
     return "\n".join(lines) + "\n"

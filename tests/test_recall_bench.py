@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -69,3 +70,46 @@ def test_missed_and_missing_kernel(tmp_path, monkeypatch):
     other = recall.Case("pkg", "1.0", "1.0", "pkg/ops.py", "absent", "TL104", "o/r#1", "bug")
     assert recall.evaluate(other, tmp_path).before is None
     assert "kernel not found" in recall.report([recall.evaluate(other, tmp_path)])
+
+
+def test_batches_are_parsed_and_reported_apart(tmp_path, monkeypatch):
+    recall = _recall()
+    cases = tmp_path / "cases.tsv"
+    row = "\t".join(["pkg", "1.0", "1.1", "pkg/ops.py", "rownorm", "TL104", "o/r#1", "bug"])
+    cases.write_text(
+        f"# header\n{row}\n## batch: later, collected after\n{row}\n", encoding="utf-8"
+    )
+    loaded = recall.load_cases(cases)
+    assert [c.batch for c in loaded] == ["first", "later"]
+    _releases(recall, monkeypatch, {"1.0": BUGGY, "1.1": FIXED})
+    text = recall.report([recall.evaluate(case, tmp_path) for case in loaded])
+    assert "## Batch: first (1 cases)" in text and "## Batch: later (1 cases)" in text
+    assert "| **all** | 2 | 2 (100%) | 2 (100%) | 2 | 2 (100%) |" in text
+
+
+def test_a_github_case_is_read_from_the_commit_in_the_mirror(tmp_path, monkeypatch):
+    recall = _recall()
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def git(*args: str, cwd: Path = work) -> str:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    git("init", "-q")
+    (work / "pkg").mkdir()
+    commits = []
+    for text in (BUGGY, FIXED):
+        (work / "pkg" / "ops.py").write_text(text, encoding="utf-8")
+        git("add", ".")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+        commits.append(git("rev-parse", "HEAD"))
+    mirrors = tmp_path / "mirrors"
+    mirrors.mkdir()
+    git("clone", "-q", "--bare", str(work), str(mirrors / "o+r" / "repo"), cwd=tmp_path)
+    monkeypatch.setattr(recall, "MIRRORS", mirrors)
+    case = recall.Case("github:o/r", *commits, "pkg/ops.py", "rownorm", "TL104", "o/r@1", "bug")
+    outcome = recall.evaluate(case, tmp_path / "cache")
+    assert (outcome.before, outcome.after) == (1, 0)
+    missing = recall.Case("github:o/r", commits[0], commits[1], "pkg/gone.py", "k", "TL104", "", "")
+    assert recall.evaluate(missing, tmp_path / "cache").before is None
