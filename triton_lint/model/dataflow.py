@@ -616,7 +616,11 @@ class DataFlow:
     def _lanes_of(self, node: cst.BaseExpression) -> dict[int, frozenset[str]]:
         if isinstance(node, cst.Name):
             merged: dict[int, set[str]] = {}
-            for definition in self.reaching(node):
+            reaching = self.reaching(node)
+            augmented = self._augmented(reaching)
+            for definition in reaching:
+                if id(definition.node) in augmented:
+                    continue  # its value reaches only through the augmented assignment
                 parts = []
                 if definition.value is not None and definition.kind != "for":
                     value_lanes = self.masked_lanes(definition.value)
@@ -626,17 +630,25 @@ class DataFlow:
                         target = definition.node.target
                         old = self.masked_lanes(target)
                         clean = None
-                        if old and not value_lanes:
-                            clean = self._clean_class(definition.value)
-                        elif value_lanes and not old:
-                            clean = self._clean_class(target)
-                        value_lanes = _binary(
-                            definition.node.operator,
-                            old,
-                            value_lanes,
-                            clean,
-                            left_masked=bool(old),
-                        )
+                        fill = self._additive_mask(definition.value)
+                        if (
+                            old
+                            and fill is not None
+                            and isinstance(definition.node.operator, cst.AddAssign)
+                        ):
+                            value_lanes = {load: frozenset({fill}) for load in old}
+                        else:
+                            if old and not value_lanes:
+                                clean = self._clean_class(definition.value)
+                            elif value_lanes and not old:
+                                clean = self._clean_class(target)
+                            value_lanes = _binary(
+                                definition.node.operator,
+                                old,
+                                value_lanes,
+                                clean,
+                                left_masked=bool(old),
+                            )
                     parts.append(value_lanes)
                 for part in parts:
                     for load, values in part.items():
@@ -647,6 +659,12 @@ class DataFlow:
         if isinstance(node, cst.BinaryOperation):
             left = self.masked_lanes(node.left)
             right = self.masked_lanes(node.right)
+            if isinstance(node.operator, cst.Add):
+                # ``qk + tl.where(mask, 0, -inf)``: an additive re-mask sets the masked lanes
+                for lanes, bias in ((left, node.right), (right, node.left)):
+                    fill = self._additive_mask(bias)
+                    if lanes and fill is not None:
+                        return {load: frozenset({fill}) for load in lanes}
             constant = None
             if left and not right:
                 constant = self._clean_class(node.right)
@@ -665,6 +683,47 @@ class DataFlow:
         if isinstance(node, cst.Attribute) and node.attr.value == "T":
             return self.masked_lanes(node.value)
         return {}
+
+    def _augmented(self, reaching: list[Definition]) -> set[int]:
+        """Definitions an additive re-mask ``x += tl.where(mask, 0, -inf)`` in the same block
+        and later overwrites: only the re-masked value reaches past it (under an ``if`` the
+        old value reaches too)."""
+        out: set[int] = set()
+        for aug in reaching:
+            if aug.kind != "augassign" or not isinstance(aug.node, cst.AugAssign):
+                continue
+            if aug.value is None or self._additive_mask(aug.value) is None:
+                continue
+            for old in self.reaching(aug.node.target):
+                if old.branches == aug.branches and old.order < aug.order:
+                    out.add(id(old.node))
+        for remask in reaching:
+            kept = self._guarded_remask(remask)
+            if kept is not None:
+                out.update(id(old.node) for old in self.reaching(kept) if old.order < remask.order)
+        return out
+
+    def _guarded_remask(self, definition: Definition) -> cst.Name | None:
+        """``x`` of ``x = tl.where(mask, x, fill)`` (or ``where(mask, fill, x)``) under an
+        ``if`` on a runtime test, such as ``if start + BLOCK > n:``: a re-mask of the tiles
+        that need one, so the value before it does not reach past it. Under a compile-time
+        flag (``if IS_CAUSAL:``) the unmasked value reaches on the other path."""
+        value = definition.value
+        if definition.kind != "assign" or not definition.branches:
+            return None
+        if not (isinstance(value, cst.Call) and self.tl_short(value) == "where"):
+            return None
+        if any(self.kernel.is_compile_time(branch.test) for branch in definition.branches):
+            return None
+        args = [a.value for a in value.args if a.keyword is None]
+        arms = [arm for arm in args[1:] if isinstance(arm, cst.Name)]
+        kept = [arm for arm in arms if arm.value == definition.name]
+        return kept[0] if len(args) == 3 and kept else None
+
+    def _helper_selects(self, call: cst.Call) -> bool:
+        """``call`` is to a ``@triton.jit`` helper of this file that calls ``tl.where``."""
+        helper = self.kernel.module.kernels_by_name.get(dotted_name(call.func) or "")
+        return helper is not None and any(helper.calls_to("where"))
 
     def _clean_class(self, node: cst.BaseExpression) -> str | None:
         """Class of an operand without masked lanes: a constant's sign, ``"tensor"`` for an
@@ -725,10 +784,15 @@ class DataFlow:
                 return {}
             return _map(receiver, _OPAQUE)
         if short is None:
+            # a helper that selects with `tl.where` may re-mask: its lanes are unknown
+            table = _OPAQUE_ALL if self._helper_selects(call) else _OPAQUE
             merged: dict[int, frozenset[str]] = {}
             for arg in args:
-                merged = _join(merged, _map(self.masked_lanes(arg), _OPAQUE))
+                merged = _join(merged, _map(self.masked_lanes(arg), table))
             return merged
+        if short == "dot" and len(args) >= 2:
+            # output lanes of masked rows of ``a`` or masked columns of ``b``
+            return _map(self._dot_lanes(args[0], args[1], self.masked_lanes), _DOT_MAP)
         if short in REDUCTIONS or short in ("load", "program_id", "arange", "zeros", "full"):
             return {}
         if short == "where" and len(args) == 3:
@@ -804,6 +868,8 @@ class DataFlow:
             if method in REDUCTIONS:
                 return {}
             return receiver
+        if short == "dot" and len(args) >= 2:
+            return self._dot_lanes(args[0], args[1], self.lane_layouts)
         if short in REDUCTIONS or short in ("load", "program_id", "arange", "zeros", "full"):
             return {}
         if short in ("trans", "permute") and args:
@@ -813,6 +879,35 @@ class DataFlow:
         for arg in args:
             merged = _join(merged, self.lane_layouts(arg))
         return merged
+
+    def _dot_lanes(
+        self,
+        a: cst.BaseExpression,
+        b: cst.BaseExpression,
+        lanes: Callable[[cst.BaseExpression], dict[int, frozenset[str]]],
+    ) -> dict[int, frozenset[str]]:
+        """``lanes`` of the loads whose masked lanes ``tl.dot(a, b)`` carries into its result:
+        those masked only along the rows of ``a`` (axis 0) or the columns of ``b`` (axis 1),
+        which stay where they are. Lanes masked along K are combined, not carried."""
+        carried: dict[int, frozenset[str]] = {}
+        for operand, axis in ((a, 0), (b, 1)):
+            layouts = self.lane_layouts(operand)
+            for load, values in lanes(operand).items():
+                access = self.load_of(load)
+                if access is None or access.mask is None:
+                    continue
+                axes = [self.mask_axes(access.mask, layout) for layout in layouts.get(load, ())]
+                if axes and all(found == {axis} for found in axes):
+                    carried = _join(carried, {load: values})
+        return carried
+
+    def _additive_mask(self, expr: cst.BaseExpression) -> str | None:
+        """The fill class of ``tl.where(lane_mask, 0, fill)`` (added to re-mask), else None."""
+        fill = self.where_fill(expr)
+        if fill is None:
+            return None
+        args = [a.value for a in expr.args if a.keyword is None]  # type: ignore[attr-defined]
+        return fill if _constant(self.kernel, args[1]) == "zero" else None
 
     def where_fill(self, expr: cst.BaseExpression) -> str | None:
         """If ``expr`` is ``tl.where(lane_mask, x, fill)``, the class of ``fill``."""
@@ -1027,8 +1122,11 @@ _EXP_MAP = {
 }
 _LOG_MAP = {"zero": "-inf", "absmin": "-inf", "one": "zero", "-inf": "nan"}
 _ABS_MAP = {"zero": "absmin", "absmin": "absmin", "-inf": "+inf", "+inf": "+inf"}
+# A dot product over a zero-filled row or column is zero; any other fill gives an unknown value.
+_DOT_MAP = {"zero": "zero", "absmin": "zero"}
 _OPAQUE: dict[str, str] = {}  # any value -> unknown (undef stays undef)
 _OPAQUE_KEEP_UNDEF: dict[str, str] = {}
+_OPAQUE_ALL = {"undef": "unknown"}  # any value, undefined lanes too -> unknown
 
 
 def _map(lanes: dict[int, frozenset[str]], table: dict[str, str]) -> dict[int, frozenset[str]]:
@@ -1037,7 +1135,7 @@ def _map(lanes: dict[int, frozenset[str]], table: dict[str, str]) -> dict[int, f
         mapped = set()
         for value in values:
             if value == "undef":
-                mapped.add("undef")
+                mapped.add(table.get("undef", "undef"))
             elif value in table:
                 mapped.add(table[value])
             elif table is _NEGATE and value in ("zero", "nan", "unknown", "shifted"):

@@ -44,7 +44,11 @@ arithmetic in between: `x - mean` turns a 0 fill into `-mean`, `x * x` turns a `
 sizes that are not a multiple of the block. Lanes masked only along an axis the reduction keeps
 (rows of a row-wise sum, the M/N edges of a `tl.dot`) are not reported: they are discarded by
 the masked store. Axes follow 2-D transposes (`w.T`, `tl.trans(w)`, `tl.permute(w, (1, 0))`):
-an [N, K] tile masked along N is fine as the right operand `w.T`, one masked along K is not."""
+an [N, K] tile masked along N is fine as the right operand `w.T`, one masked along K is not.
+A `tl.dot` carries the masked rows of its left operand and the masked columns of its right one
+into its result: key columns past the sequence end become score columns, which a softmax's
+`tl.max` and `tl.sum` then combine unless they are re-masked (`tl.where(mask, qk, -inf)`, or
+`qk += tl.where(mask, 0, -inf)`, also under a runtime `if` that only partial tiles take)."""
     fix = """\
 Give the load the neutral `other=` of the reduction it feeds (`other=0.0` before `tl.sum` or
 `tl.dot`, `other=-float("inf")` before `tl.max`, `other=float("inf")` before `tl.min`), or
@@ -132,8 +136,12 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         """Masked lanes matter only on the axes the reduction combines."""
         assert access.mask is not None
         flags = kernel.prov(access.mask)
-        if not flags & (Prov.ARANGE | Prov.WRAPPED | Prov.TENSOR | Prov.LOADED):
-            return False  # a scalar mask: the whole program's result is discarded
+        if not flags & (Prov.ARANGE | Prov.WRAPPED | Prov.TENSOR | Prov.LOADED) and (
+            kernel.is_entry_point or not kernel.dataflow.mask_axes(access.mask)
+        ):
+            # a scalar mask: the whole program's result is discarded (a helper's parameters
+            # are its caller's tensors, so there a mask broadcast along an axis is lanes)
+            return False
         if reduction.op in ("cumsum", "cumprod", "associative_scan"):
             reverse = next(
                 (
