@@ -8,7 +8,7 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.dataflow import is_low_precision
-from triton_lint.model.kernel import Kernel
+from triton_lint.model.kernel import Definition, Kernel
 from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
@@ -23,11 +23,14 @@ class LowPrecisionAccumulation(Rule):
 fp16 has 11 bits of mantissa and bf16 has 8: a running sum in either stops growing once the
 total is large compared with each addend (a bf16 sum of 4096 ones is 256), so a loss, a norm or
 a K-loop of a matmul loses most of its digits. Tensor cores accumulate in fp32 for this reason.
-Reported: `tl.zeros(..., dtype=tl.float16)` accumulators updated in a loop, `tl.dot(...,
-out_dtype=tl.float16)`, and `tl.sum`/`tl.cumsum` of values explicitly cast to fp16/bf16 or to
-the input's own element type (`x_ptr.dtype.element_ty`, or a dtype constexpr the launch fills
-from `x.dtype`), alone or as a factor of a product with no fp32 factor. fp32 accumulators cast
-to the output type only at the store are fine."""
+Reported: `tl.zeros(..., dtype=tl.float16)` accumulators updated in a loop, a running sum
+(`acc += ...` across loop iterations) typed `x_ptr.dtype.element_ty` of a tensor the kernel
+only reads (half precision whenever that input is; a max, a count typed like an integer output
+and a `tl.static_range` selection are left alone), `tl.dot(..., out_dtype=tl.float16)`, and
+`tl.sum`/`tl.cumsum` of values explicitly cast to fp16/bf16 or to the input's own element type
+(`x_ptr.dtype.element_ty`, or a dtype constexpr the launch fills from `x.dtype`), alone or as a
+factor of a product with no fp32 factor. fp32 accumulators cast to the output type only at the
+store are fine."""
     fix = """\
 Accumulate in fp32 (`acc = tl.zeros((BM, BN), dtype=tl.float32)`, `tl.dot(a, b, acc)`,
 `tl.sum(x.to(tl.float32))`) and cast once when storing: `tl.store(p, acc.to(tl.float16))`."""
@@ -95,11 +98,20 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
         if dtype_expr is None:
             index = 1 if short == "zeros" else 2
             dtype_expr = positional[index] if len(positional) > index else None
-        dtype = is_low_precision(kernel, dtype_expr)
-        if dtype is None:
-            return
         flow = kernel.dataflow
         parent = flow.parent(call)
+        dtype = is_low_precision(kernel, dtype_expr)
+        if dtype is None and dtype_expr is not None and not flow.in_loop(parent):
+            # The input's own element type: half precision whenever the input is. Only a
+            # running sum across iterations is reported; a max or min in that type is exact.
+            value = _dtype_value(kernel, dtype_expr)
+            if _input_element_type(kernel, value):
+                dtype = _half_kind(kernel, value)
+            additive_only = True
+        else:
+            additive_only = False
+        if dtype is None:
+            return
         target = None
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             target = parent.targets[0].target
@@ -108,18 +120,15 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
         for definition in kernel.definitions.get(target.value, []):
             if definition.node is parent or not flow.in_loop(definition.node):
                 continue
-            if definition.kind == "augassign" or (
-                definition.value is not None
-                and any(
-                    isinstance(n, cst.Name) and n.value == target.value
-                    for n in iter_nodes(definition.value)
-                )
+            if _updates(definition, target.value, additive_only) and not (
+                additive_only and _unrolled(kernel, definition.node)
             ):
                 yield self.finding(
                     kernel,
                     call,
                     f"accumulator `{target.value}` is {dtype} and is updated in a loop: each "
-                    f"addition rounds to {dtype}; accumulate in `tl.float32` and cast at the store",
+                    "addition rounds to that type; accumulate in `tl.float32` and cast at the "
+                    "store",
                 )
                 return
 
@@ -180,6 +189,74 @@ def _is_element_type(kernel: Kernel, dtype: cst.BaseExpression) -> bool:
         any(isinstance(n, cst.Attribute) and n.attr.value == "dtype" for n in iter_nodes(s.node))
         for s in launches
     )
+
+
+def _updates(definition: Definition, name: str, additive_only: bool) -> bool:
+    """Whether ``definition`` updates ``name`` from its own value: ``acc += x`` or
+    ``acc = acc + x`` (any use of ``acc`` unless ``additive_only``)."""
+    if definition.kind == "augassign":
+        node = definition.node
+        return not additive_only or (
+            isinstance(node, cst.AugAssign)
+            and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign))
+        )
+    value = definition.value
+    if value is None:
+        return False
+    if additive_only:
+        return (
+            isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, (cst.Add, cst.Subtract))
+            and any(
+                isinstance(side, cst.Name) and side.value == name
+                for side in (value.left, value.right)
+            )
+        )
+    return any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(value))
+
+
+def _input_element_type(kernel: Kernel, dtype: cst.BaseExpression) -> bool:
+    """``x_ptr.dtype.element_ty`` of a pointer the kernel loads from and never writes (an
+    output's type may be an integer count), or a dtype constexpr (see `_is_element_type`)."""
+    if not isinstance(dtype, cst.Attribute):
+        return isinstance(dtype, cst.Name)
+    base = dtype.value.value if isinstance(dtype.value, cst.Attribute) else None
+    if not isinstance(base, cst.Name):
+        return False
+    flow = kernel.dataflow
+    kinds = {
+        access.kind
+        for access in kernel.accesses
+        if access.pointer is not None
+        and any(
+            isinstance(n, cst.Name) and n.value == base.value for n in flow.closure(access.pointer)
+        )
+    }
+    return kinds == {"load"}
+
+
+def _unrolled(kernel: Kernel, node: cst.CSTNode) -> bool:
+    """``node`` sits in a ``tl.static_range`` loop: a few unrolled terms, often a selection."""
+    flow = kernel.dataflow
+    parent = flow.parent(node)
+    while parent is not None and parent is not kernel.node:
+        if (
+            isinstance(parent, cst.For)
+            and isinstance(parent.iter, cst.Call)
+            and flow.tl_short(parent.iter) == "static_range"
+        ):
+            return True
+        parent = flow.parent(parent)
+    return False
+
+
+def _dtype_value(kernel: Kernel, dtype: cst.BaseExpression) -> cst.BaseExpression:
+    """A local name's single value (``in_dtype = x_ptr.dtype.element_ty``), else ``dtype``."""
+    if isinstance(dtype, cst.Name) and dtype.value not in kernel.params_by_name:
+        values = [value for _, value in kernel.dataflow.definition_values(dtype)]
+        if len(values) == 1:
+            return values[0]
+    return dtype
 
 
 def _is_wide_float(kernel: Kernel, dtype: cst.BaseExpression) -> bool:
