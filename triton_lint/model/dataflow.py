@@ -617,10 +617,10 @@ class DataFlow:
         if isinstance(node, cst.Name):
             merged: dict[int, set[str]] = {}
             reaching = self.reaching(node)
-            augmented = self._augmented(reaching)
+            overwritten = self._remasked_before(reaching)
             for definition in reaching:
-                if id(definition.node) in augmented:
-                    continue  # its value reaches only through the augmented assignment
+                if id(definition.node) in overwritten:
+                    continue  # its value reaches only through the re-mask after it
                 parts = []
                 if definition.value is not None and definition.kind != "for":
                     value_lanes = self.masked_lanes(definition.value)
@@ -684,10 +684,10 @@ class DataFlow:
             return self.masked_lanes(node.value)
         return {}
 
-    def _augmented(self, reaching: list[Definition]) -> set[int]:
-        """Definitions an additive re-mask ``x += tl.where(mask, 0, -inf)`` in the same block
-        and later overwrites: only the re-masked value reaches past it (under an ``if`` the
-        old value reaches too)."""
+    def _remasked_before(self, reaching: list[Definition]) -> set[int]:
+        """Definitions a later re-mask among ``reaching`` overwrites, so that only the
+        re-masked value reaches: an additive ``x += tl.where(mask, 0, -inf)`` in the same block
+        (under an ``if`` the old value reaches too), or a `_guarded_remask`."""
         out: set[int] = set()
         for aug in reaching:
             if aug.kind != "augassign" or not isinstance(aug.node, cst.AugAssign):

@@ -10,6 +10,7 @@ from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.dataflow import is_low_precision
 from triton_lint.model.kernel import Definition, Kernel
 from triton_lint.model.tree import iter_nodes
+from triton_lint.model.usage import pointer_bases
 from triton_lint.rules.base import Rule
 
 
@@ -223,14 +224,11 @@ def _input_element_type(kernel: Kernel, dtype: cst.BaseExpression) -> bool:
     base = dtype.value.value if isinstance(dtype.value, cst.Attribute) else None
     if not isinstance(base, cst.Name):
         return False
-    flow = kernel.dataflow
     kinds = {
         access.kind
         for access in kernel.accesses
         if access.pointer is not None
-        and any(
-            isinstance(n, cst.Name) and n.value == base.value for n in flow.closure(access.pointer)
-        )
+        and any(param.name == base.value for param in pointer_bases(kernel, access.pointer))
     }
     return kinds == {"load"}
 
@@ -238,16 +236,12 @@ def _input_element_type(kernel: Kernel, dtype: cst.BaseExpression) -> bool:
 def _unrolled(kernel: Kernel, node: cst.CSTNode) -> bool:
     """``node`` sits in a ``tl.static_range`` loop: a few unrolled terms, often a selection."""
     flow = kernel.dataflow
-    parent = flow.parent(node)
-    while parent is not None and parent is not kernel.node:
-        if (
-            isinstance(parent, cst.For)
-            and isinstance(parent.iter, cst.Call)
-            and flow.tl_short(parent.iter) == "static_range"
-        ):
-            return True
-        parent = flow.parent(parent)
-    return False
+    return any(
+        isinstance(loop, cst.For)
+        and isinstance(loop.iter, cst.Call)
+        and flow.tl_short(loop.iter) == "static_range"
+        for loop in flow.ancestors(node)
+    )
 
 
 def _dtype_value(kernel: Kernel, dtype: cst.BaseExpression) -> cst.BaseExpression:
