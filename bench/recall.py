@@ -175,6 +175,12 @@ def _git_member(repository: str, commit: str, path: str) -> bytes | None:
     mirror = MIRRORS / repository.replace("/", "+") / "repo"
     if not mirror.is_dir():
         raise SystemExit(f"no mirror of {repository} at {mirror} (set TRITON_LINT_MIRRORS)")
+    known = subprocess.run(
+        ["git", f"--git-dir={mirror}", "cat-file", "-e", f"{commit}^{{commit}}"],
+        capture_output=True,
+    )
+    if known.returncode != 0:
+        raise SystemExit(f"{repository}'s mirror has no commit {commit}: fetch it again")
     shown = subprocess.run(
         ["git", f"--git-dir={mirror}", "show", f"{commit}:{path}"], capture_output=True
     )

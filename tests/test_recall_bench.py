@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from triton_lint.rules.tl104_int32_offset_overflow import Int32OffsetOverflow
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,3 +115,6 @@ def test_a_github_case_is_read_from_the_commit_in_the_mirror(tmp_path, monkeypat
     assert (outcome.before, outcome.after) == (1, 0)
     missing = recall.Case("github:o/r", commits[0], commits[1], "pkg/gone.py", "k", "TL104", "", "")
     assert recall.evaluate(missing, tmp_path / "cache").before is None
+    stale = recall.Case("github:o/r", "0" * 40, commits[1], "pkg/ops.py", "k", "TL104", "", "")
+    with pytest.raises(SystemExit, match="no commit"):
+        recall.evaluate(stale, tmp_path / "cache")
