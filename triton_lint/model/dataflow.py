@@ -334,7 +334,12 @@ class DataFlow:
         return _float_value(self.kernel, node)
 
     def _target_reads(self, definition: Definition) -> list[cst.BaseExpression]:
-        """Values an augmented assignment's target held before it."""
+        """Values an augmented assignment's target held before it: the definitions that
+        reach its target (``dt += bias`` reads the load before it, not a later
+        ``dt = tl.log(...)``)."""
+        target = definition.node.target if isinstance(definition.node, cst.AugAssign) else None
+        if isinstance(target, cst.Name) and id(target) in self._parent:
+            return [d.value for d in self.reaching(target) if d.value is not None]
         return [d.value for d in self.kernel.definitions.get(definition.name, []) if d.value]
 
     def is_opaque(self, call: cst.Call) -> bool:

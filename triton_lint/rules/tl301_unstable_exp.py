@@ -8,11 +8,15 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov
 from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
 _EXP = ("exp", "exp2")
+# Helpers that wrap `tl.exp` under their own name (fla's `exp`/`exp2`, vLLM's `fast_exp`),
+# imported from another file so their body cannot be read.
+_EXP_HELPERS = {"exp": "exp", "exp2": "exp2", "fast_exp": "exp", "fast_exp2": "exp2"}
 # Calls that bound their result: a clamp, a max, a log (exp(log x) = x), a where-select.
 _BOUNDING = {
     "minimum",
@@ -48,11 +52,24 @@ directly or through `+`, casts and `tl.where`) or divided by themselves are chec
 factor such as `state * exp(g)` of a log-space gate is bounded by construction. The sigmoid
 form `1 / (1 + exp(-x))`, `exp(-abs(x))`, `exp(tl.minimum(x, c))`, shifts by any other runtime
 value (`x - lse`, `x - m_new`) and `1 - 2 / (exp(2 * y) + 1)` (an exponential only below the
-line: `2 / inf` is 0) are not reported."""
+line: `2 / inf` is 0) are not reported.
+
+Two more forms overflow in shipped state-space and linear-attention kernels. A pairwise
+difference `exp(a[:, None] - b[None, :])` of cumulative log-decays is positive on one side of
+the diagonal, so once a chunk's decays add up past 88 that half is `inf`, and `inf * 0` in a
+masked position is NaN in the `tl.dot` it reaches (mamba clamped it with `tl.minimum(..., 0)`).
+It is reported when no `tl.where` selects the valid half and no clamp bounds it before the
+sum; a `tl.where` under a compile-time flag (`if IS_CAUSAL:`) leaves the other
+specialisation unguarded. Helpers imported under an exponential's name (fla's `exp2`, vLLM's
+`fast_exp`) count for this form. And a softplus written `log(1 + exp(x))` is `inf` for
+x > 88 where the answer is x; it is reported unless a `tl.where` on the input takes the large
+values another way (`where(x <= 20, log(1 + exp(x)), x)`)."""
     fix = """\
 Subtract the row maximum before exponentiating: `z = x - tl.max(x, axis=0)`,
 `num = tl.exp(z)`, `out = num / tl.sum(num, axis=0)`; in an online softmax subtract the running
-max `m_new`; or clamp the argument with `tl.minimum(x, 80.0)`."""
+max `m_new`; or clamp the argument with `tl.minimum(x, 80.0)`. Clamp a pairwise decay with
+`tl.exp(tl.minimum(a[:, None] - b[None, :], 0.0))`, and write softplus as
+`tl.where(x <= 20.0, tl.log(1 + tl.exp(x)), x)`."""
     bad = """\
 import triton
 import triton.language as tl
@@ -94,21 +111,47 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                 for operand in reduction.operands:
                     summed.update(id(node) for node in flow.additive_terms(operand))
         divided = _divided_by_themselves(kernel)
+        unselected = _reaching_sums_unselected(kernel)
+        softplus = _softplus_terms(kernel)
         for site in kernel.calls:
             call = site.node
-            short = flow.tl_short(call)
-            if short not in _EXP:
+            short = exp_name(kernel, call)
+            if short is None:
                 continue
             args = [a.value for a in call.args if a.keyword is None]
-            if not args or (id(call) not in summed and id(call) not in divided):
+            if not args:
                 continue
             arg = args[0]
+            code = kernel.module.module.code_for_node(arg)
+            if id(call) in unselected and _outer_difference(kernel, arg):
+                yield self.finding(
+                    kernel,
+                    call,
+                    f"`{short}({code})` of a difference between every pair of positions is "
+                    "positive on half the tile and overflows to inf once the values drift "
+                    "apart (a cumulative sum over a long chunk); `inf * 0` then puts NaN in the "
+                    "sum it reaches. Clamp it (`tl.minimum(a[:, None] - b[None, :], 0.0)`) or "
+                    "select the valid half with `tl.where(causal, ..., 0.0)`",
+                )
+                continue
+            if id(call) not in summed and id(call) not in divided and id(call) not in softplus:
+                continue
+            if flow.tl_short(call) is None:
+                continue  # a helper: fla's gate decays `exp2(g_last)` sum into transforms
             flags = kernel.prov(arg)
             if not flags & (Prov.LOADED | Prov.TENSOR) and kernel.is_entry_point:
                 continue  # scalar arithmetic on parameters (a helper's are its caller's tensors)
             if self._bounded(kernel, arg):
                 continue
-            code = kernel.module.module.code_for_node(arg)
+            if id(call) in softplus and id(call) not in summed:
+                yield self.finding(
+                    kernel,
+                    call,
+                    f"softplus as `log(1 + {short}({code}))` overflows to inf for inputs above "
+                    "88 (fp32), where the answer is the input itself; select it with "
+                    f"`tl.where({code} <= 20.0, tl.log(1 + tl.{short}({code})), {code})`",
+                )
+                continue
             if id(call) in summed:
                 message = (
                     f"`{short}({code})` is not shifted by a maximum or clamped: it overflows to "
@@ -146,13 +189,26 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         return False
 
 
+def exp_name(kernel: Kernel, call: cst.Call) -> str | None:
+    """``exp`` or ``exp2`` when ``call`` computes an exponential: Triton's, libdevice's, or a
+    helper imported under an exponential's name; else None."""
+    flow = kernel.dataflow
+    short = flow.tl_short(call)
+    if short is not None:
+        return short if short in _EXP else None
+    name = dotted_name(call.func)
+    if name is None or name in kernel.module.kernels_by_name or not flow.is_opaque(call):
+        return None
+    return _EXP_HELPERS.get(name.rsplit(".", 1)[-1])
+
+
 def _divided_by_themselves(kernel: Kernel) -> set[int]:
     """Exp calls that are a term or factor of a quotient's numerator and a term of its
     denominator: ``(p - q) / (p + q)`` with ``p = exp(y)`` is ``inf / inf`` for large ``y``.
     A quotient that a ``tl.where`` on the exponent's own value selects is the stable
     two-sided form (``where(x >= 0, 1 / (1 + exp(-x)), exp(x) / (1 + exp(x)))``)."""
     flow = kernel.dataflow
-    exps = {id(site.node): site.node for site in kernel.calls if flow.tl_short(site.node) in _EXP}
+    exps = {id(site.node): site.node for site in kernel.calls if exp_name(kernel, site.node)}
     if not exps:
         return set()
     selected: dict[int, list[set[int]]] | None = None
@@ -204,3 +260,77 @@ def _terms_and_factors(kernel: Kernel, expr: cst.BaseExpression) -> Iterator[cst
             yield term
             if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, cst.Multiply):
                 pending.extend((term.left, term.right))
+
+
+def _reaching_sums_unselected(kernel: Kernel) -> set[int]:
+    """Exp calls whose values reach a ``tl.sum`` or ``tl.dot`` operand through products and
+    casts without passing through a ``tl.where`` (which discards the lanes it masks off,
+    ``inf`` included) or a clamp."""
+    flow = kernel.dataflow
+
+    def selects(node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Call) and flow.tl_short(node) in ("where", "minimum", "clamp")
+
+    found: set[int] = set()
+    for reduction in flow.reductions():
+        if reduction.kind not in ("sum", "dot"):
+            continue
+        for operand in reduction.operands:
+            for node in flow.closure(operand, values_only=True, stop_below=selects):
+                if isinstance(node, cst.Call) and exp_name(kernel, node):
+                    found.add(id(node))
+    return found
+
+
+def _outer_difference(kernel: Kernel, arg: cst.BaseExpression) -> bool:
+    """``arg`` is ``a[:, None] - b[None, :]`` of loaded values, not clamped: every pair of
+    positions, so the difference is positive on one side of the diagonal whatever the
+    values' order (cumulative log-decays ``dA_cs_m - dA_cs_k``)."""
+    flow = kernel.dataflow
+    outer = False
+    for node in flow.closure(arg, values_only=True):
+        if isinstance(node, cst.Call) and flow.tl_short(node) in _BOUNDING:
+            return False
+        if (
+            isinstance(node, cst.BinaryOperation)
+            and isinstance(node.operator, cst.Subtract)
+            and _broadcast_axes(node.left) not in (None, _broadcast_axes(node.right))
+            and _broadcast_axes(node.right) is not None
+            and Prov.LOADED in kernel.prov(node.left)
+            and Prov.LOADED in kernel.prov(node.right)
+        ):
+            outer = True
+    return outer
+
+
+def _broadcast_axes(expr: cst.BaseExpression) -> tuple[bool, ...] | None:
+    """Which subscript positions of ``x[:, None]`` are ``None`` (new axes), else None."""
+    if not isinstance(expr, cst.Subscript):
+        return None
+    return tuple(
+        isinstance(item.slice, cst.Index)
+        and isinstance(item.slice.value, cst.Name)
+        and item.slice.value.value == "None"
+        for item in expr.slice
+    )
+
+
+def _softplus_terms(kernel: Kernel) -> set[int]:
+    """Exp calls that are a term of a ``log``/``log1p`` argument (``log(1 + exp(x))``) whose
+    value no ``tl.where`` selects (``where(z > 20, x, log(1 + exp(z)))``, directly or through
+    names), which takes the large inputs another way."""
+    flow = kernel.dataflow
+    selected: set[int] = set()
+    for where in kernel.calls_to("where"):
+        for arm in [a.value for a in where.node.args if a.keyword is None][1:]:
+            selected.update(id(node) for node in flow.closure(arm, values_only=True))
+    found: set[int] = set()
+    for site in kernel.calls:
+        if flow.tl_short(site.node) not in ("log", "log1p") or not site.node.args:
+            continue
+        if id(site.node) in selected:
+            continue
+        for term in flow.additive_terms(site.node.args[0].value):
+            if isinstance(term, cst.Call) and exp_name(kernel, term):
+                found.add(id(term))
+    return found
