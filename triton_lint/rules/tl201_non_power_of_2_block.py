@@ -63,9 +63,13 @@ parameter defaults, `kernel[grid](..., BLOCK=...)` launches and `triton.Config` 
 A size passed straight from a tensor dimension (`D=x.shape[-1]`, `B, T, H, K = k.shape`)
 compiles for the head sizes the tests use (64, 128) and fails for 80 or 96; it is reported as
 information, since whether such a size reaches the kernel depends on the models it serves (on
-the 7-library corpus most are model-specific kernels with fixed sizes). A
-`triton.next_power_of_2` on the way, or an `assert`/`raise` on the dimension in the
-launching function, leaves it alone."""
+the 7-library corpus most are model-specific kernels with fixed sizes). So is a size passed
+unchanged from a parameter of the launching function (`KV_RATIO=kv_ratio`: lmdeploy's
+head-group ratio was 3 for one model), unless the name is a tile size the author picks
+(`block_m`, `chunk_size`, `BT`). A `triton.next_power_of_2` on the way, or an
+`assert`/`raise`/`if` around the launch that pins the value (`assert D in (64, 128)`,
+`if E == triton.next_power_of_2(E):`) leaves it alone; an equality between sizes
+(`assert q.size(2) == k.size(2) * kv_ratio`) does not."""
     fix = """\
 Round the block up with `triton.next_power_of_2(n)` on the host and mask the extra lanes
 (`mask=offs < n`), or pick a power-of-2 block size in the config."""
@@ -161,17 +165,26 @@ def launch(x):
                 continue
             names: set[str] = set()
             dim = _tensor_dimension(expr, site, names)
-            if dim is None or _checked_on_host(site, names):
+            if dim is not None:
+                origin = f"the tensor dimension `{kernel.module.module.code_for_node(dim)}`"
+                example = "a head size of 80 or 96"
+            else:
+                names.clear()
+                host = _host_parameter(expr, site, names)
+                if host is None or _is_tiling_name(host) or _is_tiling_name(param):
+                    continue  # a tile size is the author's choice, not the model's
+                origin = f"`{host}`, a parameter of the launching function,"
+                example = "a head-group ratio of 3 or a width of 80"
+            if _checked_on_host(site, names):
                 continue
             reported.add(id(expr))
             yield self.finding(
                 kernel,
                 expr,
-                f"{param} comes from the tensor dimension "
-                f"`{kernel.module.module.code_for_node(dim)}` at this launch and sizes "
-                f"{describe}: a dimension that is not a power of 2 (a head size of 80 or 96) "
-                "fails to compile; pass `triton.next_power_of_2(...)` and mask the extra "
-                "lanes, or assert that the dimension is a power of 2",
+                f"{param} comes from {origin} at this launch and sizes {describe}: a value "
+                f"that is not a power of 2 ({example}) fails to compile; pass "
+                "`triton.next_power_of_2(...)` and mask the extra lanes, or assert that it is "
+                "a power of 2",
                 top=site.top,
                 severity=Severity.INFO,
             )
@@ -222,6 +235,37 @@ def _tensor_dimension(
     return None
 
 
+def _host_parameter(expr: cst.BaseExpression, site: LaunchSite, names: set[str]) -> str | None:
+    """The name of the launching function's parameter that ``expr`` passes unchanged
+    (``KV_RATIO=kv_ratio`` in ``def preprocess(q, k, kv_ratio: int)``), else None."""
+    if not isinstance(expr, cst.Name) or expr.value in site.host_definitions:
+        return None
+    if expr.value in site.host_alternatives:
+        return None
+    for node in iter_nodes(site.top):
+        if not isinstance(node, cst.FunctionDef):
+            continue
+        params = node.params.params + node.params.kwonly_params + node.params.posonly_params
+        if any(param.name.value == expr.value for param in params) and any(
+            inner is site.call for inner in iter_nodes(node.body)
+        ):
+            names.add(expr.value)
+            return expr.value
+    return None
+
+
+def _is_tiling_name(name: str) -> bool:
+    """``BLOCK_M``, ``block_size``, ``tile_size``, ``chunk_size``, ``BT``, ``BK``: names of
+    tile sizes and launch splits, which callers pick from powers of 2."""
+    lowered = name.lower()
+    if any(word in lowered for word in _TILING_WORDS):
+        return True
+    return len(name) <= 3 and name[:1] in "Bb" and name[1:].isalpha()
+
+
+_TILING_WORDS = ("block", "blk", "tile", "chunk", "split", "segment", "warp", "stage")
+
+
 def _is_shape(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
 
@@ -235,15 +279,40 @@ def _is_size_call(expr: cst.BaseExpression) -> bool:
 
 
 def _checked_on_host(site: LaunchSite, names: set[str]) -> bool:
-    """An `assert` or an `if ...: raise` in the launching statement that reads one of the
-    names (`assert K in (16, 32, 64, 128)`, `if not is_pow2(D): raise ...`)."""
+    """An `assert`, an `if ...: raise` or an `if` around the launch in the launching statement
+    that limits one of the names to chosen values (`assert K in (16, 32, 64, 128)`,
+    `if not is_pow2(D): raise`, `if E == triton.next_power_of_2(E): kernel[grid](...)`,
+    `assert D & (D - 1) == 0`, `assert D <= 256`). A consistency check between sizes
+    (`assert q.shape[2] == kv_ratio * k.shape[2]`) says nothing about powers of 2."""
     for node in iter_nodes(site.top):
-        raises = isinstance(node, cst.If) and any(
-            isinstance(n, cst.Raise) for n in iter_nodes(node.body)
+        guards = isinstance(node, cst.If) and any(
+            isinstance(n, cst.Raise) or n is site.call for n in iter_nodes(node.body)
         )
-        test = node.test if isinstance(node, cst.Assert) or raises else None
-        if test is not None and any(
+        test = node.test if isinstance(node, cst.Assert) or guards else None
+        if test is None or not any(
             isinstance(n, cst.Name) and n.value in names for n in iter_nodes(test)
         ):
+            continue
+        if not _only_equalities(test):
             return True
     return False
+
+
+def _only_equalities(test: cst.BaseExpression) -> bool:
+    """``test`` compares sizes only with ``==``/``!=`` to other runtime values, with no
+    literal, call, membership or bit test that could pin them to powers of 2."""
+    if not isinstance(test, cst.Comparison):
+        return False
+    if not all(isinstance(t.operator, cst.Equal | cst.NotEqual) for t in test.comparisons):
+        return False
+    operands = [test.left, *(t.comparator for t in test.comparisons)]
+    return all(_is_size_product(operand) for operand in operands)
+
+
+def _is_size_product(expr: cst.BaseExpression) -> bool:
+    """A name, a tensor dimension (``x.shape[2]``, ``x.size(3)``) or a product of them."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return _is_size_product(expr.left) and _is_size_product(expr.right)
+    if isinstance(expr, cst.Subscript):
+        return _is_shape(expr.value)
+    return isinstance(expr, cst.Name | cst.Attribute) or _is_size_call(expr)
