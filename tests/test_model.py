@@ -182,6 +182,35 @@ def test_launch_sites_grids_and_values():
     assert sorted(s.value for s in kernel.value_sources("BLOCK")) == [32, 64]
 
 
+def test_reassigned_grid_name_resolves_to_the_assignment_before_each_launch():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, BLOCK: tl.constexpr):
+            pass
+
+        def launch(x, n, flag):
+            grid = (triton.cdiv(n, 64), 2)
+            k[grid](x, BLOCK=64)
+            grid = (n, 1, 1)
+            if flag:
+                k[grid](x, BLOCK=64)
+            if flag:
+                grid = (n,)
+            k[grid](x, BLOCK=64)
+        """
+    )
+    kernel = model.kernels[0]
+    dims = [site.grid_dims for site in kernel.launches]
+    code = model.module.code_for_node
+    assert [code(d) for d in dims[0] or []] == ["triton.cdiv(n, 64)", "2"]
+    assert [code(d) for d in dims[1] or []] == ["n", "1", "1"]
+    assert dims[2] is None  # bound in a branch: either tuple may reach the launch
+
+
 def test_launch_arguments_spread_from_tuples_and_dicts():
     model = model_of(
         """

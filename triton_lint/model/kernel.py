@@ -27,6 +27,7 @@ from triton_lint.model.tree import (
     iter_children,
     iter_nodes,
     iter_small_statements,
+    statement_blocks,
 )
 
 if TYPE_CHECKING:
@@ -861,6 +862,7 @@ class _LaunchFinder(cst.CSTVisitor):
         self.alternatives: list[dict[str, list[cst.BaseExpression]]] = [{}]
         self.locals: list[frozenset[str]] = [frozenset()]
         self.function_defs: list[dict[str, cst.FunctionDef]] = [{}]
+        self.functions: list[cst.FunctionDef] = []
         self.kernel_nodes = {id(k.node) for k in model.kernels}
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -873,6 +875,7 @@ class _LaunchFinder(cst.CSTVisitor):
         self.alternatives.append(_host_alternatives(node, bindings))
         self.locals.append(self.locals[-1] | frozenset(bindings))
         self.function_defs.append({})
+        self.functions.append(node)
         return True
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -882,6 +885,7 @@ class _LaunchFinder(cst.CSTVisitor):
             self.alternatives.pop()
             self.locals.pop()
             self.function_defs.pop()
+            self.functions.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -902,6 +906,8 @@ class _LaunchFinder(cst.CSTVisitor):
         if not all(isinstance(element.slice, cst.Index) for element in func.slice):
             return
         grid = _grid_expression(func)
+        if isinstance(grid, cst.Name) and self.functions and grid.value in self.alternatives[-1]:
+            grid = _assignment_before(self.functions[-1], node, grid.value) or grid
         dims, grid_top = self._grid_dims(grid)
         site = LaunchSite(
             kernel_name=short,
@@ -1025,6 +1031,47 @@ def _grid_expression(func: cst.Subscript) -> cst.BaseExpression:
     if len(func.slice) == 1 and func.slice[0].comma is cst.MaybeSentinel.DEFAULT:
         return elements[0]
     return cst.Tuple([cst.Element(value) for value in elements])
+
+
+def _assignment_before(
+    function: cst.FunctionDef, call: cst.Call, name: str
+) -> cst.BaseExpression | None:
+    """The value of the ``name = value`` that last runs before ``call`` on every path: an
+    assignment in a block around the call, with no other binding of ``name`` in a branch or
+    loop between them (``grid = (...)`` before each of several launches)."""
+    value: cst.BaseExpression | None = None
+    block: cst.BaseSuite | None = function.body
+    while isinstance(block, cst.IndentedBlock):
+        for stmt in block.body:
+            if not any(node is call for node in iter_nodes(stmt)):
+                value = _rebinding(stmt, name, value)
+                continue
+            if isinstance(stmt, cst.SimpleStatementLine):
+                return value
+            block = next(
+                (b for b in statement_blocks(stmt) if any(n is call for n in iter_nodes(b))),
+                None,
+            )
+            if block is None:
+                return value  # the call is in the statement's header (an `if` test)
+            break
+        else:
+            return None
+    return None
+
+
+def _rebinding(
+    stmt: cst.CSTNode, name: str, value: cst.BaseExpression | None
+) -> cst.BaseExpression | None:
+    """``name``'s known value after ``stmt``: a single-target ``name = v`` gives ``v``, any
+    other binding (in a branch, a loop, a tuple target) makes it unknown."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if name in _assigned_targets(small):
+                single = isinstance(small, cst.Assign) and len(small.targets) == 1
+                value = small.value if single else None
+        return value
+    return None if name in set(_assigned_names(stmt)) else value
 
 
 def _simple_assignments(
