@@ -29,7 +29,7 @@ from triton_lint.model.dataflow import REDUCTIONS, _kwarg
 
 if TYPE_CHECKING:
     from triton_lint.model.dataflow import DataFlow
-    from triton_lint.model.kernel import MemoryAccess
+    from triton_lint.model.kernel import LaunchSite, MemoryAccess
 
 _SPACE = re.compile(r"\s+")
 _CASTS = {"to", "cast"}
@@ -58,8 +58,11 @@ class Evidence:
     """The access that says the lanes of another access can run past the end."""
 
     access: MemoryAccess
-    text: str  # the ``mask=...`` or ``boundary_check=...`` of that access
-    kind: str = "mask"  # "mask", "block" (a checked block pointer), "index" (a gather index)
+    text: str  # the ``mask=...`` or ``boundary_check=...`` of that access, or the grid axis
+    #: "mask", "block" (a checked block pointer), "index" (a gather index), or "grid" (a
+    #: launch rounds the grid up: ``launch`` is it and ``access`` the unmasked access)
+    kind: str = "mask"
+    launch: LaunchSite | None = None
 
 
 class LaneBounds:

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 import libcst as cst
 
 from triton_lint.finding import RelatedLocation
-from triton_lint.model.evaluate import evaluate
-from triton_lint.model.kernel import Kernel, MemoryAccess
+from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
 from triton_lint.model.lane_bounds import Evidence
+from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov
+from triton_lint.model.tree import iter_nodes
 
 
 @dataclass(frozen=True)
@@ -52,12 +54,18 @@ def unguarded(kernel: Kernel, access: MemoryAccess) -> Unguarded | None:
         if evidence is None:
             if _lanes_in_range(kernel, access.pointer):
                 return None
-            evidence = bounds.evidence(access)
+            evidence = bounds.evidence(access) or _rounded_up_grid(kernel, access)
     return Unguarded(block_pointer=block, evidence=evidence)
 
 
 def evidence_phrase(kernel: Kernel, evidence: Evidence) -> str:
     """What says the tile can be partial, for the message."""
+    if evidence.launch is not None:
+        line = kernel.module.span(evidence.launch.top, evidence.launch.call).line
+        return (
+            f"the launch at line {line} rounds its grid up with `{evidence.text}`, so the "
+            "last program's tile runs past the end unless the size is a multiple of the block"
+        )
     line = kernel.span(evidence.access.call).line
     if evidence.kind == "index":
         return (
@@ -69,9 +77,92 @@ def evidence_phrase(kernel: Kernel, evidence: Evidence) -> str:
 
 
 def related_location(kernel: Kernel, evidence: Evidence) -> RelatedLocation:
-    """The masked access that bounds the same lanes."""
+    """The masked access that bounds the same lanes, or the launch that rounds up."""
+    if evidence.launch is not None:
+        span = kernel.module.span(evidence.launch.top, evidence.launch.call)
+        return RelatedLocation(kernel.module.path, span, f"grid rounded up: `{evidence.text}`")
     span = kernel.span(evidence.access.call)
     return RelatedLocation(kernel.module.path, span, f"bounded with `{evidence.text}`")
+
+
+def _rounded_up_grid(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
+    """A launch whose grid axis is ``triton.cdiv(n, BLOCK)`` (or ``(n + B - 1) // B``) while
+    ``access``'s lanes move with that axis's program id: the host expects a partial last
+    tile, so the unmasked lanes of the last program run past ``n``. A host ``assert n %
+    BLOCK == 0`` (or an ``if ...: raise`` on it) in the launching function says otherwise."""
+    assert access.pointer is not None
+    flow = kernel.dataflow
+    axes: set[object] = set()
+    for node in flow.closure(access.pointer):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            return None  # wrapped lanes stay in range
+        if not isinstance(node, cst.Call):
+            continue
+        short = flow.tl_short(node)
+        if short == "program_id":
+            axes.add(flow.program_id_axis(node))
+        elif short not in _AFFINE_CALLS and not _is_cast(node):
+            return None  # clamped (`tl.minimum`), gathered (a loaded index) or a helper's
+    if any(flow.pid_axes(test) & axes for test in flow.early_exit_tests(access.call)):
+        return None  # programs past a runtime bound return: the host pads to whole tiles
+    for site in kernel.launches:
+        for axis, dim in enumerate(site.grid_dims or []):
+            if axis not in axes:
+                continue
+            numerator = _ceil_division(dim)
+            if numerator is None or evaluate(numerator) is not UNKNOWN:
+                continue  # a fixed extent (`cdiv(512, bd)`): its tiling is the author's choice
+            if _divisibility_checked(site, numerator):
+                continue
+            text = kernel.module.module.code_for_node(dim)
+            return Evidence(access, text, "grid", launch=site)
+    return None
+
+
+#: Calls that keep lanes an affine function of ``tl.arange`` and the program id.
+_AFFINE_CALLS = {"arange", "multiple_of", "max_contiguous", "max_constancy", "cast"}
+
+
+def _is_cast(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
+
+
+def _ceil_division(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The numerator of a ``cdiv(n, b)`` or ``(n + b - 1) // b`` inside ``expr``."""
+    for node in iter_nodes(expr):
+        name = dotted_name(node.func) if isinstance(node, cst.Call) else None
+        if name is not None and name.endswith("cdiv") and node.args:
+            return node.args[0].value
+        if (
+            isinstance(node, cst.BinaryOperation)
+            and isinstance(node.operator, cst.FloorDivide)
+            and isinstance(node.left, cst.BinaryOperation)
+            and isinstance(node.left.operator, cst.Subtract)
+            and evaluate(node.left.right) == 1
+        ):
+            return node.left.left
+    return None
+
+
+def _divisibility_checked(site: LaunchSite, numerator: cst.BaseExpression) -> bool:
+    """An ``assert``/``if ...: raise`` in the launching statement that takes the numerator's
+    names modulo something (``assert M % BLOCK_M == 0``)."""
+    names = {n.value for n in iter_nodes(numerator) if isinstance(n, cst.Name)}
+    for node in iter_nodes(site.top):
+        raises = isinstance(node, cst.If) and any(
+            isinstance(n, cst.Raise) for n in iter_nodes(node.body)
+        )
+        test = node.test if isinstance(node, cst.Assert) or raises else None
+        if test is None:
+            continue
+        for part in iter_nodes(test):
+            if (
+                isinstance(part, cst.BinaryOperation)
+                and isinstance(part.operator, cst.Modulo)
+                and any(isinstance(n, cst.Name) and n.value in names for n in iter_nodes(part))
+            ):
+                return True
+    return False
 
 
 def _undefined_index(kernel: Kernel, pointer: cst.BaseExpression) -> Evidence | None:

@@ -32,8 +32,12 @@ kernel itself says the tile can be partial: another access masks the same lanes 
 end of their dimension (`offs_m < M`; a constexpr `o_k < K` counts for tiles shifted by a
 program or loop offset, not for one whole row compared with a sub-range), or checks the
 bounds of a block pointer over the same shape, or the load gathers through an index vector
-whose masked-off lanes are undefined (loaded with a mask and no `other=`). It
-leaves alone loads in a different arm of the branch that holds the masked access (`if EVEN:`),
+whose masked-off lanes are undefined (loaded with a mask and no `other=`), or a launch in the
+same file rounds the grid axis the lanes move with up (`triton.cdiv(M, BLOCK_M)`: the host
+expects a partial last tile) with no host `assert M % BLOCK_M == 0`, no early return of the
+programs past a padded bound, and lanes that are `pid * BLOCK + tl.arange` with no clamp or
+gather on the way (FlagAttention's `_bwd_preprocess`). It leaves alone loads in a different
+arm of the branch that holds the masked access (`if EVEN:`),
 loads in a loop the masked access is not in (whole tiles, with the tail peeled off), loads
 under a runtime test of the bound, and lanes brought back into range by `%`, `//`,
 `minimum`, `tl.where` or a reduction. Unmasked loads the kernel gives no sign about are

@@ -21,7 +21,8 @@ class UnmaskedWholeTile(Rule):
 A kernel that masks nothing is either exactly tiled (the host only launches sizes that are
 multiples of the block: a head of `HEAD_DIM` lanes, a padded scale layout, a checked
 `n % BLOCK == 0`) or broken for every other size, and only the host code can tell which.
-TL101/TL102 report unmasked accesses when the kernel itself bounds the same lanes elsewhere;
+TL101/TL102 report unmasked accesses when the kernel itself bounds the same lanes elsewhere
+or a launch rounds the grid up with `triton.cdiv`;
 this rule reports the rest: vector loads and stores (and block pointers without
 `boundary_check`) with no mask and no sign either way. It is off by default because most such
 accesses in production libraries are deliberate; turn it on (`--extend-select TL106`) to
