@@ -441,7 +441,7 @@ def write_report(
             "and they were relabelled debatable (their reason says so).",
             "",
         ]
-        for round_name in sorted({row["round"] for row in triage}):
+        for round_name in sorted({row["round"] for row in triage}, key=_round_order):
             rows = [row for row in triage if row["round"] == round_name]
             counts = Counter(row["verdict"] for row in rows)
             total = len(rows)
@@ -476,7 +476,7 @@ def write_report(
             "| round | code | location | verdict | status | reason |",
             "|---|---|---|---|---|---|",
         ]
-        for row in sorted(triage, key=lambda r: (r["round"], r["code"], r["path"], int(r["line"]))):
+        for row in sorted(triage, key=_triage_order):
             key = (row["path"], int(row["line"]), row["code"])
             status = row["status"]
             if status == "open" and results and key not in current:
@@ -654,6 +654,16 @@ def sample(results: list[dict], cache: Path, count: int, seed: int = 0) -> list[
             if pools[code] and len(picked) < count:
                 picked.append(pools[code].pop())
     return picked
+
+
+def _round_order(name: str) -> tuple[int, str]:
+    """Triage rounds in numeric order: 2 before 10, 4 before 4c."""
+    digits = "".join(ch for ch in name if ch.isdigit())
+    return (int(digits) if digits else 0, name)
+
+
+def _triage_order(row: dict[str, str]) -> tuple[object, ...]:
+    return (_round_order(row["round"]), row["code"], row["path"], int(row["line"]))
 
 
 def main() -> None:
