@@ -192,6 +192,18 @@ class LaunchSite:
         bound.update({k: v for k, v in self.keywords.items() if k in kernel.params_by_name})
         return bound
 
+    def guard_tests(self) -> Iterator[cst.BaseExpression]:
+        """Host conditions in the launch's top-level statement that can stop a bad size before
+        the kernel sees it: ``assert`` tests, tests of ``if ...: raise``, and tests of the
+        ``if`` statements around the launch."""
+        for node in iter_nodes(self.top):
+            if isinstance(node, cst.If) and not any(
+                isinstance(n, cst.Raise) or n is self.call for n in iter_nodes(node.body)
+            ):
+                continue  # an `if` that neither raises nor holds the launch
+            if isinstance(node, cst.Assert | cst.If):
+                yield node.test
+
 
 @dataclass
 class Global:

@@ -101,7 +101,7 @@ def _rounded_up_grid(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
         short = flow.tl_short(node)
         if short == "program_id":
             axes.add(flow.program_id_axis(node))
-        elif short not in _AFFINE_CALLS and not _is_cast(node):
+        elif short not in _AFFINE_CALLS and flow.cast_parts(node) is None:
             return None  # clamped (`tl.minimum`), gathered (a loaded index) or a helper's
     if any(flow.pid_axes(test) & axes for test in flow.early_exit_tests(access.call)):
         return None  # programs past a runtime bound return: the host pads to whole tiles
@@ -119,12 +119,8 @@ def _rounded_up_grid(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
     return None
 
 
-#: Calls that keep lanes an affine function of ``tl.arange`` and the program id.
-_AFFINE_CALLS = {"arange", "multiple_of", "max_contiguous", "max_constancy", "cast"}
-
-
-def _is_cast(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
+#: Calls that keep lanes an affine function of ``tl.arange`` and the program id (casts too).
+_AFFINE_CALLS = {"arange", "multiple_of", "max_contiguous", "max_constancy"}
 
 
 def _ceil_division(expr: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -145,24 +141,16 @@ def _ceil_division(expr: cst.BaseExpression) -> cst.BaseExpression | None:
 
 
 def _divisibility_checked(site: LaunchSite, numerator: cst.BaseExpression) -> bool:
-    """An ``assert``/``if ...: raise`` in the launching statement that takes the numerator's
+    """A host guard of the launch (see `LaunchSite.guard_tests`) that takes the numerator's
     names modulo something (``assert M % BLOCK_M == 0``)."""
     names = {n.value for n in iter_nodes(numerator) if isinstance(n, cst.Name)}
-    for node in iter_nodes(site.top):
-        raises = isinstance(node, cst.If) and any(
-            isinstance(n, cst.Raise) for n in iter_nodes(node.body)
-        )
-        test = node.test if isinstance(node, cst.Assert) or raises else None
-        if test is None:
-            continue
-        for part in iter_nodes(test):
-            if (
-                isinstance(part, cst.BinaryOperation)
-                and isinstance(part.operator, cst.Modulo)
-                and any(isinstance(n, cst.Name) and n.value in names for n in iter_nodes(part))
-            ):
-                return True
-    return False
+    return any(
+        isinstance(part, cst.BinaryOperation)
+        and isinstance(part.operator, cst.Modulo)
+        and any(isinstance(n, cst.Name) and n.value in names for n in iter_nodes(part))
+        for test in site.guard_tests()
+        for part in iter_nodes(test)
+    )
 
 
 def _undefined_index(kernel: Kernel, pointer: cst.BaseExpression) -> Evidence | None:

@@ -284,18 +284,11 @@ def _checked_on_host(site: LaunchSite, names: set[str]) -> bool:
     `if not is_pow2(D): raise`, `if E == triton.next_power_of_2(E): kernel[grid](...)`,
     `assert D & (D - 1) == 0`, `assert D <= 256`). A consistency check between sizes
     (`assert q.shape[2] == kv_ratio * k.shape[2]`) says nothing about powers of 2."""
-    for node in iter_nodes(site.top):
-        guards = isinstance(node, cst.If) and any(
-            isinstance(n, cst.Raise) or n is site.call for n in iter_nodes(node.body)
-        )
-        test = node.test if isinstance(node, cst.Assert) or guards else None
-        if test is None or not any(
-            isinstance(n, cst.Name) and n.value in names for n in iter_nodes(test)
-        ):
-            continue
-        if not _only_equalities(test):
-            return True
-    return False
+    return any(
+        any(isinstance(n, cst.Name) and n.value in names for n in iter_nodes(test))
+        and not _only_equalities(test)
+        for test in site.guard_tests()
+    )
 
 
 def _only_equalities(test: cst.BaseExpression) -> bool:
