@@ -522,13 +522,10 @@ class DataFlow:
         saw_lanes = False
         for node in self.closure(mask):
             if isinstance(node, cst.Subscript) and len(node.slice) == 2:
-                kinds = [_slice_kind(el) for el in node.slice]
-                if kinds == ["full", "none"]:
-                    axes.add(0)
-                elif kinds == ["none", "full"]:
-                    axes.add(1)
-                else:
+                axis = expanded_axis(node)
+                if axis is None:
                     return None
+                axes.add(axis)
             elif isinstance(node, cst.Call) and self.tl_short(node) == "arange":
                 saw_lanes = True
         if not axes:
@@ -1409,6 +1406,15 @@ def _axis_value(node: cst.BaseExpression | None) -> Any:
         return None
     value = evaluate(node)
     return value if isinstance(value, int) or value is None else UNKNOWN
+
+
+def expanded_axis(node: cst.BaseExpression) -> int | None:
+    """The axis a 1-D vector lies along once expanded to 2-D: 0 for ``x[:, None]``, 1 for
+    ``x[None, :]``; None for anything else."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 2:
+        return None
+    kinds = [_slice_kind(el) for el in node.slice]
+    return {("full", "none"): 0, ("none", "full"): 1}.get((kinds[0], kinds[1]))
 
 
 def _slice_kind(element: cst.SubscriptElement) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.dataflow import expanded_axis
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov
@@ -115,7 +116,7 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         softplus = _softplus_terms(kernel)
         for site in kernel.calls:
             call = site.node
-            short = exp_name(kernel, call)
+            short = _exp_name(kernel, call)
             if short is None:
                 continue
             args = [a.value for a in call.args if a.keyword is None]
@@ -189,7 +190,7 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         return False
 
 
-def exp_name(kernel: Kernel, call: cst.Call) -> str | None:
+def _exp_name(kernel: Kernel, call: cst.Call) -> str | None:
     """``exp`` or ``exp2`` when ``call`` computes an exponential: Triton's, libdevice's, or a
     helper imported under an exponential's name; else None."""
     flow = kernel.dataflow
@@ -208,7 +209,7 @@ def _divided_by_themselves(kernel: Kernel) -> set[int]:
     A quotient that a ``tl.where`` on the exponent's own value selects is the stable
     two-sided form (``where(x >= 0, 1 / (1 + exp(-x)), exp(x) / (1 + exp(x)))``)."""
     flow = kernel.dataflow
-    exps = {id(site.node): site.node for site in kernel.calls if exp_name(kernel, site.node)}
+    exps = {id(site.node): site.node for site in kernel.calls if _exp_name(kernel, site.node)}
     if not exps:
         return set()
     selected: dict[int, list[set[int]]] | None = None
@@ -277,7 +278,7 @@ def _reaching_sums_unselected(kernel: Kernel) -> set[int]:
             continue
         for operand in reduction.operands:
             for node in flow.closure(operand, values_only=True, stop_below=selects):
-                if isinstance(node, cst.Call) and exp_name(kernel, node):
+                if isinstance(node, cst.Call) and _exp_name(kernel, node):
                     found.add(id(node))
     return found
 
@@ -294,25 +295,12 @@ def _outer_difference(kernel: Kernel, arg: cst.BaseExpression) -> bool:
         if (
             isinstance(node, cst.BinaryOperation)
             and isinstance(node.operator, cst.Subtract)
-            and _broadcast_axes(node.left) not in (None, _broadcast_axes(node.right))
-            and _broadcast_axes(node.right) is not None
+            and {expanded_axis(node.left), expanded_axis(node.right)} == {0, 1}
             and Prov.LOADED in kernel.prov(node.left)
             and Prov.LOADED in kernel.prov(node.right)
         ):
             outer = True
     return outer
-
-
-def _broadcast_axes(expr: cst.BaseExpression) -> tuple[bool, ...] | None:
-    """Which subscript positions of ``x[:, None]`` are ``None`` (new axes), else None."""
-    if not isinstance(expr, cst.Subscript):
-        return None
-    return tuple(
-        isinstance(item.slice, cst.Index)
-        and isinstance(item.slice.value, cst.Name)
-        and item.slice.value.value == "None"
-        for item in expr.slice
-    )
 
 
 def _softplus_terms(kernel: Kernel) -> set[int]:
@@ -331,6 +319,6 @@ def _softplus_terms(kernel: Kernel) -> set[int]:
         if id(site.node) in selected:
             continue
         for term in flow.additive_terms(site.node.args[0].value):
-            if isinstance(term, cst.Call) and exp_name(kernel, term):
+            if isinstance(term, cst.Call) and _exp_name(kernel, term):
                 found.add(id(term))
     return found
