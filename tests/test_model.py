@@ -201,6 +201,10 @@ def test_reassigned_grid_name_resolves_to_the_assignment_before_each_launch():
             if flag:
                 grid = (n,)
             k[grid](x, BLOCK=64)
+            grid = (n, 2)
+            for _ in range(2):
+                k[grid](x, BLOCK=64)
+                grid = (n, 3)
         """
     )
     kernel = model.kernels[0]
@@ -209,6 +213,7 @@ def test_reassigned_grid_name_resolves_to_the_assignment_before_each_launch():
     assert [code(d) for d in dims[0] or []] == ["triton.cdiv(n, 64)", "2"]
     assert [code(d) for d in dims[1] or []] == ["n", "1", "1"]
     assert dims[2] is None  # bound in a branch: either tuple may reach the launch
+    assert dims[3] is None  # rebound later in the loop: the next iteration sees (n, 3)
 
 
 def test_launch_arguments_spread_from_tuples_and_dicts():

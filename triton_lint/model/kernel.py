@@ -1060,6 +1060,8 @@ def _assignment_before(
                 continue
             if isinstance(stmt, cst.SimpleStatementLine):
                 return value
+            if isinstance(stmt, cst.For | cst.While) and name in set(_assigned_names(stmt)):
+                return None  # a binding later in the loop body reaches the next iteration
             block = next(
                 (b for b in statement_blocks(stmt) if any(n is call for n in iter_nodes(b))),
                 None,
