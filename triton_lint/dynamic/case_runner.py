@@ -15,23 +15,20 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 
-from triton_lint.dynamic.backend import LIB_DIRS, Backend, RunMode, RunResult, StickyError
+from triton_lint.dynamic.backend import Backend, RunMode, RunResult, StickyError
 from triton_lint.dynamic.case_findings import FindingLog
 from triton_lint.dynamic.compare import (
-    args_finite,
-    as_float64,
-    fill_value,
     flatten,
     mismatch,
     same,
     spread,
 )
 from triton_lint.dynamic.gpu import recompilation_finding
-from triton_lint.dynamic.inputs import NONFINITE_PATTERNS, Combo, combos, make_args
+from triton_lint.dynamic.inputs import Combo, combos, make_args
 from triton_lint.dynamic.kernel_source import python_function
+from triton_lint.dynamic.output_check import OutputCheck
 from triton_lint.finding import Finding, Severity
 from triton_lint.stress import Case, TensorSpec
 
@@ -70,6 +67,7 @@ class CaseRunner:
         self.combo_index = 0
         #: (dims, dtypes) of contiguous combinations that passed (TL912 needs them).
         self.contiguous_clean: set[tuple[Any, ...]] = set()
+        self.outputs = OutputCheck(case, self.log, backend, self.call)
 
     @property
     def findings(self) -> dict[tuple[Any, ...], Finding]:
@@ -154,13 +152,13 @@ class CaseRunner:
         if res.error is not None:
             if combo.layout != "contiguous":
                 return "skip"  # the wrapper does not accept this layout: fine
-            self.report_error(res, combo)
+            self.outputs.report_error(res, combo)
             return None
         for ev in res.events:
             self.log.event(ev, combo)
         ref, ref_args = self.reference(combo)
         if ref is not None:
-            self.compare(res, ref, ref_args, combo)
+            self.outputs.compare(res, ref, ref_args, combo)
         for ev in self.backend.read_probe(lambda mode: self.call(combo, mode), res):
             self.log.event(ev, combo)
         if snap is not None:
@@ -175,64 +173,6 @@ class CaseRunner:
         return None
 
     # -- checks --------------------------------------------------------------------------
-
-    def compare(
-        self, res: RunResult, ref: list[torch.Tensor], ref_args: list[Any], combo: Combo
-    ) -> None:
-        site = self.log.case_site()
-        if len(ref) != len(res.outputs):
-            self.log.add(
-                "TL903",
-                site,
-                f"wrapper returned {len(res.outputs)} tensor(s), reference {len(ref)} "
-                f"{combo.short()}",
-                combo,
-                {},
-            )
-            return
-        # Near-max inputs overflow legitimately: once the case has a mismatch, an overflow there is
-        # a consequence of the wrong values (TL903), not a numerics bug of its own.
-        inputs_finite = (
-            combo.pattern not in NONFINITE_PATTERNS
-            and not (combo.pattern == "near_max" and self.log.has("TL903"))
-            and combo.layout == "contiguous"  # gaps of sliced inputs hold NaN on purpose
-        )
-        for k, (out, exp) in enumerate(zip(res.outputs, ref, strict=False)):
-            if tuple(out.shape) != tuple(exp.shape):
-                self.log.add(
-                    "TL903",
-                    site,
-                    f"output {k} has shape {tuple(out.shape)}, reference {tuple(exp.shape)} "
-                    f"{combo.short()}",
-                    combo,
-                    {"output": k},
-                )
-                continue
-            bad, err = mismatch(out, exp, ref_args, self.case.rtol, self.case.atol)
-            if not bad.any():
-                continue
-            o, e = as_float64(out), as_float64(exp)
-            # TL906: elements equal to the empty-fill value in two runs with different fills.
-            fill = fill_value(out.dtype, False)
-            filled = bad & (np.isnan(o) if out.dtype.is_floating_point else (o == fill))
-            if filled.any():
-                alt = self.call(combo, RunMode(alt_fill=True))
-                if alt.error is None and k < len(alt.outputs):
-                    ao = as_float64(alt.outputs[k])
-                    alt_fill = float(fill_value(out.dtype, True) or 0)
-                    unwritten = filled & (
-                        ao == float(torch.tensor(alt_fill, dtype=out.dtype).double())
-                    )
-                    if unwritten.any():
-                        self.report_unwritten(res, out, unwritten, k, combo)
-                        bad = bad & ~unwritten
-                        if not bad.any():
-                            continue
-            nonfinite = bad & ~np.isfinite(o) & np.isfinite(e)
-            if inputs_finite and nonfinite.any() and args_finite(ref_args):
-                self.report_nonfinite(res, combo, k, nonfinite, o, e)
-                continue
-            self.report_mismatch(res, combo, k, bad, err, o, e)
 
     def check_masked_lanes(self, res: RunResult, combo: Combo) -> None:
         """TL905: poison masked-off lanes of loads without `other=`; watch the output."""
@@ -351,106 +291,13 @@ class CaseRunner:
                 names.append(params[i] if i < len(params) else f"argument {i}")
         return names or [params[i] if i < len(params) else f"argument {i}" for i in tensors]
 
-    # -- reporting -----------------------------------------------------------------------
-
     def fault(self, res: RunResult, combo: Combo) -> None:
         """The device is unusable: record the fault (and any device asserts), then stop."""
         for ev in res.events:
             self.log.event(ev, combo)
         if not any(ev["kind"] in ("assert", "overflow") for ev in res.events):
-            self.report_error(res, combo)
+            self.outputs.report_error(res, combo)
         raise StickyError(str(res.error))
-
-    def report_error(self, res: RunResult, combo: Combo) -> None:
-        err = res.error
-        site = self.log.case_site()
-        for fs in reversed(res.tb):
-            if not fs.filename.startswith(LIB_DIRS) and not fs.filename.startswith("<"):
-                site = (fs.filename, fs.lineno or 1, fs.name)
-                break
-        cause = err.__cause__ if err is not None and err.__cause__ is not None else err
-        msg = f"case raised {type(err).__name__}: {str(err)[:300]} {combo.short()}"
-        self.log.add(
-            "TL908", site, msg, combo, {"error": repr(cause)[:500]}, dedup=type(err).__name__
-        )
-
-    def report_unwritten(
-        self, res: RunResult, out: torch.Tensor, unwritten: np.ndarray, k: int, combo: Combo
-    ) -> None:
-        idx = tuple(int(i) for i in np.argwhere(unwritten)[0])
-        site = (res.output_sites[k] if k < len(res.output_sites) else None) or self.log.case_site()
-        self.log.add(
-            "TL906",
-            site,
-            f"{int(unwritten.sum())} of {out.numel()} element(s) of output {k} allocated here "
-            "with torch.empty* "
-            f"were never written by the kernel (first at index {idx}) {combo.short()}",
-            combo,
-            {"output": k, "index": list(idx), "unwritten": int(unwritten.sum())},
-        )
-
-    def report_nonfinite(
-        self,
-        res: RunResult,
-        combo: Combo,
-        k: int,
-        nonfinite: np.ndarray,
-        o: np.ndarray,
-        e: np.ndarray,
-    ) -> None:
-        idx = tuple(int(i) for i in np.argwhere(nonfinite)[0])
-        writer = self.backend.writer(lambda mode: self.call(combo, mode), res, k, idx)
-        first, pid = writer.first_nonfinite, writer.pid
-        if first is not None:
-            site = tuple(first["site"])
-            where = f"`{first['op']}` produced the first non-finite value (program " + (
-                f"{tuple(first['pid'])})"
-            )
-        else:
-            site = writer.site or self.log.case_site()
-            where = (
-                "no traced op produced it from finite inputs (likely a reduction overflowed)"
-                if self.backend.device == "interpreter"
-                else "stored here (native runs do not trace which op produced it)"
-            )
-        self.log.add(
-            "TL902",
-            site,  # type: ignore[arg-type]
-            f"output {k} has {int(nonfinite.sum())} non-finite element(s) (first {o[idx]} at "
-            f"index {idx}, reference {e[idx]}) with finite inputs; {where} {combo.short()}",
-            combo,
-            {"output": k, "index": list(idx), "op": first["op"] if first else None, "pid": pid},
-        )
-
-    def report_mismatch(
-        self,
-        res: RunResult,
-        combo: Combo,
-        k: int,
-        bad: np.ndarray,
-        err: np.ndarray,
-        o: np.ndarray,
-        e: np.ndarray,
-    ) -> None:
-        masked_err = np.where(bad, err, -1.0)
-        idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(masked_err)), bad.shape))
-        writer = self.backend.writer(lambda mode: self.call(combo, mode), res, k, idx)
-        site, pid = writer.site or self.log.case_site(), writer.pid
-        self.log.add(
-            "TL903",
-            site,
-            f"output {k}: {int(bad.sum())} of {bad.size} element(s) beyond tolerance; worst at "
-            f"index {idx}: got {o[idx]}, expected {e[idx]} (written by program "
-            f"{tuple(pid) if pid else '?'}) {combo.short()}",
-            combo,
-            {
-                "output": k,
-                "index": list(idx),
-                "got": float(o[idx]),
-                "expected": float(e[idx]),
-                "pid": pid,
-            },
-        )
 
 
 def runner_failure(case: Case, error: BaseException) -> dict[str, Any]:

@@ -151,7 +151,7 @@ class LargeCaseRunner(CaseRunner):
         if res.error is not None:
             if not res.launches and isinstance(res.error, (AssertionError, ValueError)):
                 return "skip"
-            self.report_error(res, combo)
+            self.outputs.report_error(res, combo)
             return None
         for ev in res.events:
             self.log.event(ev, combo)

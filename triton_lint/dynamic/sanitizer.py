@@ -22,12 +22,24 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from triton_lint.dynamic.autotune_check import AutotuneCheck
+from triton_lint.dynamic.interpreter_ops import (
+    PTR_OPS,
+    ArgRange,
+    Launch,
+    Site,
+    descriptor_wrapper,
+    infer_owner,
+    pointer_wrapper,
+    poison_other,
+    reverser,
+    tensor_extent,
+    traced,
+)
 from triton_lint.dynamic.triton_compat import install_compat
 
 _THIS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -57,57 +69,6 @@ _TRACED_OPS = (
     "create_fp_trunc",
 )
 
-# Ops that can carry a pointer through; the result inherits the argument tag of its input.
-_PTR_OPS = (
-    "create_addptr",
-    "create_splat",
-    "create_broadcast",
-    "create_expand_dims",
-    "create_reshape",
-    "create_trans",
-    "create_cat",
-    "create_join",
-    "create_split",
-    "create_select",
-    "create_bitcast",
-    "create_unsplat",
-)
-
-
-@dataclass
-class ArgRange:
-    """The bytes a tensor argument may legally touch: [lo, hi)."""
-
-    lo: int
-    hi: int
-    name: str
-    dtype: str
-    shape: tuple[int, ...]
-
-
-@dataclass
-class Launch:
-    """One kernel launch: its name and the argument extents registered by `_implicit_cvt`."""
-
-    kernel: str
-    ranges: list[ArgRange] = field(default_factory=list)
-    site: Site | None = None  # the `kernel[grid](...)` line in the user's code
-
-
-Site = tuple[str, int, str]  # (file, line, function)
-
-
-def _tensor_extent(t: Any) -> tuple[int, int]:
-    """Byte extent of a (possibly strided) tensor view."""
-    base = getattr(t, "base", None)
-    if base is not None and hasattr(base, "data_ptr") and not hasattr(t, "untyped_storage"):
-        t = base  # triton TensorWrapper
-    lo = int(t.data_ptr())
-    if t.numel() == 0:
-        return lo, lo
-    span = sum((s - 1) * st for s, st in zip(t.shape, t.stride(), strict=False) if s > 0)
-    return lo, lo + (span + 1) * t.element_size()
-
 
 class Sanitizer:
     """Installs the hooks once per process and accumulates events for the current run."""
@@ -135,7 +96,7 @@ class Sanitizer:
         self.reverse_grid = False
         self.first_nonfinite: dict[str, Any] | None = None
         self.stores: list[tuple[tuple[int, int, int], Site, np.ndarray]] | None = None
-        self._desc_prov: int | None = None
+        self.desc_prov: int | None = None
         if hasattr(self, "autotune"):
             self.autotune.reset()
         self._event_keys: set[tuple[Any, ...]] = set()
@@ -151,7 +112,7 @@ class Sanitizer:
             for name in _TRACED_OPS:
                 orig = getattr(type(b), name, None)
                 if orig is not None:
-                    setattr(b, name, self._traced(name, orig.__get__(b)))
+                    setattr(b, name, traced(name, orig.__get__(b), self))
         else:
             self.stores = None
             for name in _TRACED_OPS:
@@ -203,13 +164,13 @@ class Sanitizer:
         elem = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
         prov = ptrs.attr.get("tl_arg") if ptrs.attr else None
         if prov is None:
-            prov = self._desc_prov
+            prov = self.desc_prov
         if prov is not None and prov < len(launch.ranges):
             r = launch.ranges[prov]
             bad = md & ((addr < np.uint64(r.lo)) | (addr + np.uint64(elem) > np.uint64(r.hi)))
             inferred = False
         else:
-            prov, bad = self._infer_owner(launch, addr, md, elem)
+            prov, bad = infer_owner(launch, addr, md, elem)
             inferred = True
         if not bad.any():
             return mask
@@ -245,48 +206,6 @@ class Sanitizer:
             return self.TensorHandle(new, self.tl.int1)
         return new
 
-    def _infer_owner(
-        self, launch: Launch, addr: np.ndarray, md: np.ndarray, elem: int
-    ) -> tuple[int | None, np.ndarray]:
-        """Without a tag, the owner is the argument holding most active lanes."""
-        act = addr[md]
-        best, best_count = None, 0
-        for i, r in enumerate(launch.ranges):
-            inside = (act >= np.uint64(r.lo)) & (act + np.uint64(elem) <= np.uint64(r.hi))
-            c = int(inside.sum())
-            if c > best_count:
-                best, best_count = i, c
-        if best is None:
-            return None, md.copy()
-        r = launch.ranges[best]
-        bad = md & ((addr < np.uint64(r.lo)) | (addr + np.uint64(elem) > np.uint64(r.hi)))
-        return best, bad
-
-    def _poison_other(self, ptrs: Any, kind: str, where: np.ndarray) -> Any:
-        dtype_tt = ptrs.get_element_ty()
-        np_dtype = self.interp._get_np_dtype(dtype_tt)
-        if np.issubdtype(np_dtype, np.floating):
-            value = {
-                "inf": np.inf,
-                "nan": np.nan,
-                "seven": 7.0,
-                "neginf": -np.inf,
-                "zero": 0.0,
-            }[kind]
-        elif np_dtype == np.bool_:
-            value = kind != "zero"
-        else:
-            info = np.iinfo(np_dtype)
-            value = {
-                "inf": info.max,
-                "nan": info.min,
-                "seven": 7,
-                "neginf": info.min,
-                "zero": 0,
-            }[kind]
-        data = np.where(where, np.asarray(value, dtype=np_dtype), np.zeros((), dtype=np_dtype))
-        return self.TensorHandle(np.ascontiguousarray(data), dtype_tt)
-
     # -- installation --------------------------------------------------------------------
 
     def _install(self) -> None:
@@ -311,7 +230,7 @@ class Sanitizer:
                 p = san.poison
                 if p is not None and (p[1] is None or site[1] in p[1]):
                     # Poison only lanes the kernel masked off; lanes we disabled read 0.
-                    other = san._poison_other(ptrs, p[0], ~kernel_md)
+                    other = poison_other(san.interp, ptrs, p[0], ~kernel_md)
             return orig_load(ptrs, mask, other, *rest, **kw)
 
         def create_masked_store(ptrs: Any, value: Any, mask: Any, *rest: Any, **kw: Any) -> Any:
@@ -344,12 +263,12 @@ class Sanitizer:
         for name in ("create_descriptor_load", "create_descriptor_store"):
             orig = getattr(b, name, None)
             if orig is not None:
-                setattr(b, name, self._desc_wrapper(orig))
+                setattr(b, name, descriptor_wrapper(orig, self))
 
-        for name in _PTR_OPS:
+        for name in PTR_OPS:
             orig = getattr(b, name, None)
             if orig is not None:
-                setattr(b, name, self._ptr_wrapper(orig))
+                setattr(b, name, pointer_wrapper(orig, self.TensorHandle))
 
         def create_assert(condition: Any, message: Any, *rest: Any, **kw: Any) -> None:
             data = np.asarray(getattr(condition, "data", condition))
@@ -382,7 +301,7 @@ class Sanitizer:
             launch = san.launch
             if launch is not None and hasattr(arg, "data_ptr") and hasattr(out, "handle"):
                 caller = sys._getframe(1).f_locals.get("name")
-                lo, hi = _tensor_extent(arg)
+                lo, hi = tensor_extent(arg)
                 idx = len(launch.ranges)
                 launch.ranges.append(
                     ArgRange(
@@ -409,7 +328,7 @@ class Sanitizer:
                 san.launches.append(entry)
             fn = gx.fn
             if san.reverse_grid:
-                gx.fn = san._reverser(fn)
+                gx.fn = reverser(san.builder, fn)
             try:
                 return orig_call(gx, *args, **kwargs)
             finally:
@@ -419,75 +338,3 @@ class Sanitizer:
         interp.GridExecutor.__call__ = grid_call
         install_compat(interp)
         self.autotune = AutotuneCheck(self._event, lambda: self.launches)
-
-    def _reverser(self, fn: Any) -> Any:
-        """Run every program in reverse grid order on the first call (order-dependence probe)."""
-        state = {"done": False}
-        b = self.builder
-
-        def run_all(**args: Any) -> None:
-            if state["done"]:
-                return
-            state["done"] = True
-            nx, ny, nz = b.grid_dim
-            for x in reversed(range(nx)):
-                for y in reversed(range(ny)):
-                    for z in reversed(range(nz)):
-                        b.set_grid_idx(x, y, z)
-                        fn(**args)
-
-        return run_all
-
-    def _desc_wrapper(self, orig: Any) -> Any:
-        san = self
-
-        def wrapper(desc: Any, *args: Any, **kw: Any) -> Any:
-            base = getattr(desc, "base", None)
-            san._desc_prov = base.attr.get("tl_arg") if base is not None and base.attr else None
-            try:
-                return orig(desc, *args, **kw)
-            finally:
-                san._desc_prov = None
-
-        return wrapper
-
-    def _ptr_wrapper(self, orig: Any) -> Any:
-        TH = self.TensorHandle
-
-        def wrapper(*args: Any, **kw: Any) -> Any:
-            out = orig(*args, **kw)
-            for a in args:
-                if isinstance(a, TH) and a.attr:
-                    p = a.attr.get("tl_arg")
-                    if p is not None:
-                        for o in out if isinstance(out, tuple) else (out,):
-                            if isinstance(o, TH) and o.dtype.is_ptr():
-                                o.attr["tl_arg"] = p
-                        break
-            return out
-
-        return wrapper
-
-    def _traced(self, name: str, orig: Any) -> Any:
-        san = self
-        TH = self.TensorHandle
-
-        def wrapper(*args: Any, **kw: Any) -> Any:
-            out = orig(*args, **kw)
-            if san.first_nonfinite is None and isinstance(out, TH):
-                data = np.asarray(out.data)
-                if data.dtype.kind == "f":
-                    bad = ~np.isfinite(data)
-                    if bad.any():
-                        for a in args:
-                            if isinstance(a, TH) and np.asarray(a.data).dtype.kind == "f":
-                                bad = bad & np.isfinite(a.data)
-                        if np.any(bad):
-                            san.first_nonfinite = {
-                                "op": name.removeprefix("create_"),
-                                "site": san.site(),
-                                "pid": list(san.pid()),
-                            }
-            return out
-
-        return wrapper
