@@ -9,8 +9,8 @@ from pathlib import Path
 import libcst as cst
 
 from triton_lint.engine import lint_text
+from triton_lint.model.build import build_module_model
 from triton_lint.model.host_args import launch_strides
-from triton_lint.model.kernel import build_module_model
 from triton_lint.rules import rules_by_code
 
 SOURCE = """\

@@ -7,8 +7,12 @@ import textwrap
 import libcst as cst
 import pytest
 
-from triton_lint.model.kernel import build_module_model
-from triton_lint.model.provenance import Prov
+from triton_lint.model.build import build_module_model
+from triton_lint.model.layouts import Layouts
+from triton_lint.model.masks import Masks
+from triton_lint.model.provenance import Prov, Provenance
+from triton_lint.model.reaching import Reaching
+from triton_lint.model.reductions import reductions
 
 
 def model_of(source: str):
@@ -108,15 +112,15 @@ def test_provenance_flags():
         """
     )
     kernel = model.kernels[0]
-    prov = kernel.name_prov
+    prov = kernel.facts(Provenance).of_name
     assert Prov.PROGRAM_ID in prov("pid") and Prov.ARANGE not in prov("pid")
     assert Prov.ARANGE in prov("offs") and Prov.PROGRAM_ID in prov("offs")
     assert Prov.WRAPPED in prov("wrapped") and Prov.ARANGE not in prov("wrapped")
     assert Prov.LOADED in prov("idx") and Prov.MASKED in prov("idx")
     assert Prov.WIDENED in prov("wide") and Prov.WIDENED not in prov("idx")
     assert Prov.WIDENED in prov("row") and Prov.RUNTIME in prov("row")
-    assert kernel.is_compile_time(cst.parse_expression("half"))
-    assert not kernel.is_compile_time(cst.parse_expression("row"))
+    assert kernel.facts(Provenance).is_compile_time(cst.parse_expression("half"))
+    assert not kernel.facts(Provenance).is_compile_time(cst.parse_expression("row"))
     assert Prov.LOOP in prov("i")
 
 
@@ -313,7 +317,7 @@ def test_constexpr_branches_are_recorded():
     first, second = kernel.accesses
     assert [b.arm for b in first.branches] == ["body"]
     assert [b.arm for b in second.branches] == ["orelse"]
-    assert kernel.is_compile_time(first.branches[0].test)
+    assert kernel.facts(Provenance).is_compile_time(first.branches[0].test)
 
 
 def test_positions_are_absolute_lines_and_one_based_columns():
@@ -364,10 +368,10 @@ def test_lane_layouts_follow_2d_transposes():
         """
     )
     kernel = model.kernels[0]
-    flow = kernel.dataflow
     (load,) = [a for a in kernel.accesses if a.mask is not None]
     layouts = [
-        set(flow.lane_layouts(r.operands[0]).get(id(load.call), ())) for r in flow.reductions()
+        set(kernel.facts(Layouts).lane_layouts(r.operands[0]).get(id(load.call), ()))
+        for r in reductions(kernel)
     ]
     same, swapped = {"same"}, {"swapped"}
     assert layouts == [
@@ -385,9 +389,9 @@ def test_lane_layouts_follow_2d_transposes():
         {"same", "swapped"},
         set(),
     ]
-    assert flow.mask_axes(load.mask) == {0}
-    assert flow.mask_axes(load.mask, "swapped") == {1}
-    assert flow.mask_axes(load.mask, "unknown") is None
+    assert kernel.facts(Masks).mask_axes(load.mask) == {0}
+    assert kernel.facts(Masks).mask_axes(load.mask, "swapped") == {1}
+    assert kernel.facts(Masks).mask_axes(load.mask, "unknown") is None
 
 
 def test_loop_target_kills_earlier_definitions_in_its_body():
@@ -405,10 +409,9 @@ def test_loop_target_kills_earlier_definitions_in_its_body():
         """
     )
     kernel = model.kernels[0]
-    flow = kernel.dataflow
     inside, after = [a.pointer.right for a in kernel.accesses]
-    assert [d.kind for d in flow.reaching(inside)] == ["for"]
-    assert sorted(d.kind for d in flow.reaching(after)) == ["assign", "for"]
+    assert [d.kind for d in kernel.facts(Reaching).reaching(inside)] == ["for"]
+    assert sorted(d.kind for d in kernel.facts(Reaching).reaching(after)) == ["assign", "for"]
 
 
 def test_back_edges_carry_a_definition_only_around_loops_that_do_not_reassign_first():
@@ -428,9 +431,10 @@ def test_back_edges_carry_a_definition_only_around_loops_that_do_not_reassign_fi
         """
     )
     kernel = model.kernels[0]
-    flow = kernel.dataflow
     [use] = [a.value for a in kernel.accesses]
-    values = sorted(model.module.code_for_node(d.value) for d in flow.reaching(use))
+    values = sorted(
+        model.module.code_for_node(d.value) for d in kernel.facts(Reaching).reaching(use)
+    )
     # 2.0 comes around the inner loop, which does not reassign `x` before the store; 3.0
     # would need the outer loop's back edge, but `x = 1.0` runs first on every iteration.
     assert values == ["1.0", "2.0"]
@@ -460,17 +464,22 @@ def test_definitions_in_the_other_arm_do_not_reach_and_provenance_follows_reachi
         """
     )
     kernel = model.kernels[0]
-    flow = kernel.dataflow
     in_arm, other_arm, after, looped = [a.value for a in kernel.accesses if a.kind == "store"]
-    assert flow.reaching_with_entry(other_arm) == ([], True)  # the parameter only
-    assert [d.kind for d in flow.reaching(in_arm)] == ["assign"]
-    assert flow.reaching_with_entry(after)[1] is True  # the parameter, or the varlen value
-    assert kernel.prov(other_arm) == Prov.RUNTIME
-    assert Prov.LOADED in kernel.prov(in_arm) and Prov.WIDENED in kernel.prov(in_arm)
-    assert Prov.LOADED in kernel.prov(after) and Prov.RUNTIME in kernel.prov(after)
+    assert kernel.facts(Reaching).reaching_with_entry(other_arm) == ([], True)  # the parameter only
+    assert [d.kind for d in kernel.facts(Reaching).reaching(in_arm)] == ["assign"]
+    assert (
+        kernel.facts(Reaching).reaching_with_entry(after)[1] is True
+    )  # the parameter, or the varlen value
+    assert kernel.facts(Provenance).of(other_arm) == Prov.RUNTIME
+    assert Prov.LOADED in kernel.facts(Provenance).of(in_arm) and Prov.WIDENED in kernel.facts(
+        Provenance
+    ).of(in_arm)
+    assert Prov.LOADED in kernel.facts(Provenance).of(after) and Prov.RUNTIME in kernel.facts(
+        Provenance
+    ).of(after)
     # around a loop, the other arm's value of the previous iteration does reach
     code = model.module.code_for_node
-    assert sorted(code(d.value) for d in flow.reaching(looped)) == ["1", "2"]
+    assert sorted(code(d.value) for d in kernel.facts(Reaching).reaching(looped)) == ["1", "2"]
 
 
 def test_provenance_of_nodes_outside_the_tree_is_not_confused_by_reused_ids():
@@ -491,5 +500,5 @@ def test_provenance_of_nodes_outside_the_tree_is_not_confused_by_reused_ids():
     )
     kernel = model.kernels[0]
     for _ in range(200):
-        assert kernel.is_compile_time(cst.parse_expression("half"))
-        assert not kernel.is_compile_time(cst.parse_expression("row"))
+        assert kernel.facts(Provenance).is_compile_time(cst.parse_expression("half"))
+        assert not kernel.facts(Provenance).is_compile_time(cst.parse_expression("row"))

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from triton_lint.finding import Finding, Span
-from triton_lint.model.kernel import ModuleModel, build_module_model
+from triton_lint.model.build import build_module_model
+from triton_lint.model.kernel import ModuleModel
 from triton_lint.rules import rules_by_code
 from triton_lint.rules.base import Rule
 from triton_lint.suppression import parse_suppressions

@@ -21,15 +21,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from triton_lint.model.dataflow import REDUCTIONS, _kwarg
-
-if TYPE_CHECKING:
-    from triton_lint.model.dataflow import DataFlow
-    from triton_lint.model.kernel import LaunchSite, MemoryAccess
+from triton_lint.model.calls import is_opaque, keyword_arg, tl_short
+from triton_lint.model.dependencies import Dependencies
+from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
+from triton_lint.model.masks import Masks
+from triton_lint.model.provenance import Provenance
+from triton_lint.model.reductions import REDUCTIONS
+from triton_lint.model.structure import Structure
 
 _SPACE = re.compile(r"\s+")
 _CASTS = {"to", "cast"}
@@ -68,16 +69,17 @@ class Evidence:
 class LaneBounds:
     """Evidence queries over one kernel's dataflow (built lazily, cached)."""
 
-    def __init__(self, flow: DataFlow) -> None:
-        self.flow = flow
-        self.kernel = flow.kernel
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.dependencies = kernel.facts(Dependencies)
+        self.structure = kernel.facts(Structure)
+        self.prov = kernel.facts(Provenance)
         self._bounds: list[MaskBound] | None = None
         self._asserted: set[str] | None = None
 
     # -- lanes -------------------------------------------------------------------------
     def lanes(self, expr: cst.BaseExpression) -> list[cst.Call]:
         """The ``tl.arange`` calls whose lanes reach ``expr`` through arithmetic alone."""
-        flow = self.flow
         found: list[cst.Call] = []
 
         def descend(node: cst.CSTNode) -> bool:
@@ -86,15 +88,15 @@ class LaneBounds:
                 return not isinstance(node.operator, cst.Modulo | cst.FloorDivide)
             if not isinstance(node, cst.Call):
                 return True
-            short = flow.tl_short(node)
+            short = tl_short(self.kernel, node)
             if short == "arange":
                 found.append(node)
                 return False
             # a loaded value (a gather index) is not these lanes
-            restored = short in _RANGE_RESTORING or flow.is_opaque(node)
+            restored = short in _RANGE_RESTORING or is_opaque(self.kernel, node)
             return not restored and self.kernel.access_for_call(node) is None
 
-        flow.trace(expr, descend, loop_starts=False)
+        self.dependencies.trace(expr, descend, loop_starts=False)
         return found
 
     def lane_key(self, arange: cst.Call) -> LaneKey:
@@ -108,7 +110,7 @@ class LaneBounds:
         """The offsets added to ``arange`` where it is built (``start`` in ``start + arange``)."""
         top: cst.CSTNode = arange
         while True:
-            parent = self.flow.parent(top)
+            parent = self.structure.parent(top)
             if isinstance(parent, cst.BinaryOperation) and isinstance(
                 parent.operator, cst.Add | cst.Subtract
             ):
@@ -116,18 +118,18 @@ class LaneBounds:
             elif (isinstance(parent, cst.Arg) and self._is_cast_arg(parent)) or (
                 isinstance(parent, cst.Attribute)
                 and parent.attr.value in _CASTS
-                and isinstance(self.flow.parent(parent), cst.Call)
+                and isinstance(self.structure.parent(parent), cst.Call)
             ):
-                top = self.flow.parent(parent)  # type: ignore[assignment]
+                top = self.structure.parent(parent)  # type: ignore[assignment]
             else:
                 break
         return [t for t in self._terms(top) if t is not arange]
 
     def _is_cast_arg(self, arg: cst.Arg) -> bool:
-        call = self.flow.parent(arg)
+        call = self.structure.parent(arg)
         return (
             isinstance(call, cst.Call)
-            and self.flow.tl_short(call) == "cast"
+            and tl_short(self.kernel, call) == "cast"
             and bool(call.args)
             and call.args[0] is arg
         )
@@ -141,7 +143,7 @@ class LaneBounds:
         if isinstance(node, cst.Call):
             if isinstance(node.func, cst.Attribute) and node.func.attr.value in _CASTS:
                 return self._terms(node.func.value)
-            if self.flow.tl_short(node) == "cast" and node.args:
+            if tl_short(self.kernel, node) == "cast" and node.args:
                 return self._terms(node.args[0].value)
         return [node]
 
@@ -173,12 +175,12 @@ class LaneBounds:
         assert access.mask is not None
         aranges: dict[int, cst.Call] = {}
         limits: set[str] = set()
-        for node in self.flow.closure(access.mask, values_only=True):
+        for node in self.dependencies.closure(access.mask, values_only=True):
             if isinstance(node, cst.Comparison):
                 for lanes, bound in self._upper_bounds(node):
                     found = self.lanes(lanes)
                     names = self._runtime_names(bound)
-                    gathered = self.flow.lane_sources(lanes)[1]
+                    gathered = self.kernel.facts(Masks).lane_sources(lanes)[1]
                     # a compile-time bound counts for tiles shifted along the dimension
                     # (``i_k * BK + tl.arange(0, BK) < K``), not for one whole-extent row
                     # compared with a sub-range (``tl.arange(0, HEAD) < NOPE``)
@@ -208,8 +210,8 @@ class LaneBounds:
 
     def _runtime_names(self, expr: cst.BaseExpression) -> set[str]:
         names = set()
-        for node in self.flow.closure(expr, values_only=True):
-            if isinstance(node, cst.Name) and not self.kernel.is_compile_time(node):
+        for node in self.dependencies.closure(expr, values_only=True):
+            if isinstance(node, cst.Name) and not self.prov.is_compile_time(node):
                 names.add(node.value)
         return names
 
@@ -249,7 +251,7 @@ class LaneBounds:
                 continue
             if self._peeled(access, other) or self._other_arm(access, other):
                 continue
-            tests = [b.test for b in access.branches if not self.kernel.is_compile_time(b.test)]
+            tests = [b.test for b in access.branches if not self.prov.is_compile_time(b.test)]
             if tests:
                 continue  # a runtime branch (``if not is_tail:``) may be the whole-block path
             return Evidence(other, f"boundary_check={self.display(check)}", "block")
@@ -258,9 +260,9 @@ class LaneBounds:
     def _block_shapes(self, pointer: cst.BaseExpression) -> set[str]:
         """Texts of the ``shape`` of the ``tl.make_block_ptr`` calls a pointer comes from."""
         shapes = set()
-        for node in self.flow.closure(pointer, values_only=True):
-            if isinstance(node, cst.Call) and self.flow.tl_short(node) == "make_block_ptr":
-                shape = _kwarg(node, "shape")
+        for node in self.dependencies.closure(pointer, values_only=True):
+            if isinstance(node, cst.Call) and tl_short(self.kernel, node) == "make_block_ptr":
+                shape = keyword_arg(node, "shape")
                 positional = [a.value for a in node.args if a.keyword is None]
                 if shape is None and len(positional) > 1:
                     shape = positional[1]
@@ -273,7 +275,7 @@ class LaneBounds:
         if self._asserted is None:
             self._asserted = set()
             for site in self.kernel.calls:
-                if self.flow.tl_short(site.node) == "static_assert" and site.node.args:
+                if tl_short(self.kernel, site.node) == "static_assert" and site.node.args:
                     test = site.node.args[0].value
                     if isinstance(test, cst.Comparison):
                         self._asserted.add(self.text(test.left))
@@ -282,34 +284,34 @@ class LaneBounds:
     def _other_arm(self, access: MemoryAccess, masked: MemoryAccess) -> bool:
         """The two accesses sit in different arms of one ``if`` (``if EVEN:`` whole tiles,
         ``else:`` masked): the branch, not the mask, decides which lanes run."""
-        arms = dict(self.flow.context(access.call).arms)
+        arms = dict(self.structure.context(access.call).arms)
         return any(
-            node in arms and arms[node] != arm for node, arm in self.flow.context(masked.call).arms
+            node in arms and arms[node] != arm
+            for node, arm in self.structure.context(masked.call).arms
         )
 
     def _peeled(self, access: MemoryAccess, masked: MemoryAccess) -> bool:
         """``access`` is in a loop the masked access is not in: the loop covers the whole
         tiles and the masked access the tail peeled off after (or before) it."""
-        inner = set(self.flow.context(access.call).loops)
-        return bool(inner - set(self.flow.context(masked.call).loops))
+        inner = set(self.structure.context(access.call).loops)
+        return bool(inner - set(self.structure.context(masked.call).loops))
 
     def _whole_tiles_only(self, access: MemoryAccess, limits: frozenset[str]) -> bool:
         """The access runs only for whole tiles: in a ``range(K // BLOCK)`` loop, or under a
         runtime test (an ``if`` around it, an early ``return`` before it) of the bound."""
-        flow = self.flow
-        tests = [b.test for b in access.branches if not self.kernel.is_compile_time(b.test)]
-        tests += flow.early_exit_tests(access.call)
+        tests = [b.test for b in access.branches if not self.prov.is_compile_time(b.test)]
+        tests += self.structure.early_exit_tests(access.call)
         if any(self._runtime_names(test) & limits for test in tests):
             return True
         return any(
             isinstance(loop, cst.For)
             and self._floor_divides(loop.iter)
             and bool(self._runtime_names(loop.iter) & limits)
-            for loop in flow.ancestors(access.call)
+            for loop in self.structure.ancestors(access.call)
         )
 
     def _floor_divides(self, expr: cst.BaseExpression) -> bool:
         return any(
             isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide)
-            for node in self.flow.closure(expr, values_only=True)
+            for node in self.dependencies.closure(expr, values_only=True)
         )

@@ -3,22 +3,20 @@
 Rules ask questions such as "does this pointer offset derive from ``tl.arange``?", "is this
 index derived from ``program_id`` or loaded from memory?", "was it widened to int64?", "is
 this expression known at compile time?". The answers are flags computed once per expression
-and cached. The analysis is flow-insensitive: a name's provenance is the union over all its
-assignments in the kernel (loops reassign pointers and offsets, so a union is what is true
-on some iteration).
+and cached. A use of a name gets the union over the definitions that reach it (`reaching`;
+loops reassign pointers and offsets, so a union is what is true on some iteration).
 """
 
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from triton_lint.model.kernel import Definition, Kernel
 from triton_lint.model.names import TL
-
-if TYPE_CHECKING:
-    from triton_lint.model.kernel import Kernel
+from triton_lint.model.reaching import Reaching
+from triton_lint.model.tree import iter_nodes
 
 
 class Prov(enum.Flag):
@@ -77,7 +75,7 @@ def is_wide_dtype(path: str | None) -> bool:
     return path is not None and path.startswith(TL + ".") and path.rsplit(".", 1)[1] in WIDE_TYPES
 
 
-class ProvenanceAnalysis:
+class Provenance:
     """Computes and caches provenance flags for expressions of one kernel.
 
     Flags are flow-sensitive: a name's use gets the flags of the definitions that reach it
@@ -95,6 +93,7 @@ class ProvenanceAnalysis:
         self._kernel = kernel
         self._expr_cache: dict[int, tuple[cst.BaseExpression, Prov]] = {}
         self._definitions: dict[int, Prov] | None = None  # id(Definition) -> flags
+        self._returns_widened: bool | None = None
 
     def _initial(self, name: str) -> Prov:
         param = self._kernel.params_by_name.get(name)
@@ -123,7 +122,7 @@ class ProvenanceAnalysis:
             self._expr_cache.clear()  # expression values depend on the table being refined
             changed = False
             for definition in everything:
-                flags = table[id(definition)] | definition.provenance(self)
+                flags = table[id(definition)] | self._definition_flags(definition)
                 if flags != table[id(definition)]:
                     table[id(definition)] = flags
                     changed = True
@@ -131,6 +130,14 @@ class ProvenanceAnalysis:
                 break
         self._expr_cache.clear()
         return table
+
+    def _definition_flags(self, definition: Definition) -> Prov:
+        if definition.value is None:
+            return Prov.NONE
+        flags = self.of(definition.value)
+        if definition.kind == "for":
+            flags |= Prov.LOOP
+        return flags
 
     def _table(self) -> dict[int, Prov]:
         if self._definitions is None:
@@ -148,7 +155,7 @@ class ProvenanceAnalysis:
     def _use(self, node: cst.Name) -> Prov:
         """Flags of the values that can reach this use of a name."""
         table = self._table()
-        reaching, entry = self._kernel.dataflow.reaching_with_entry(node)
+        reaching, entry = self._kernel.facts(Reaching).reaching_with_entry(node)
         flags = self._initial(node.value) if entry else Prov.NONE
         for definition in reaching:
             flags |= table[id(definition)]
@@ -163,6 +170,29 @@ class ProvenanceAnalysis:
         flags = self._compute(node)
         self._expr_cache[id(node)] = (node, flags)
         return flags
+
+    def is_compile_time(self, node: cst.BaseExpression) -> bool:
+        """True when ``node`` is known at compile time (constexprs, literals, static shapes)."""
+        flags = self.of(node)
+        return bool(flags) and not (flags & ~COMPILE_TIME)
+
+    def returns_widened(self) -> bool:
+        """Every ``return`` of this helper gives one value widened to 64 bits (a position
+        helper ending in ``.to(tl.int64)``): a caller's products with the result are 64-bit."""
+        if self._returns_widened is None:
+            self._returns_widened = False  # a recursive call sees "not widened"
+            values = [
+                node.value
+                for node in iter_nodes(self._kernel.node.body, skip=(cst.FunctionDef, cst.Lambda))
+                if isinstance(node, cst.Return)
+            ]
+            self._returns_widened = bool(values) and all(
+                value is not None
+                and not isinstance(value, cst.Tuple)
+                and Prov.WIDENED in self.of(value)
+                for value in values
+            )
+        return self._returns_widened
 
     def _union(self, nodes: list[cst.BaseExpression]) -> Prov:
         flags = Prov.NONE
@@ -235,7 +265,11 @@ class ProvenanceAnalysis:
         flags = self._union(args) | Prov.CALL
         if isinstance(node.func, cst.Name):
             helper = kernel.module.kernels_by_name.get(node.func.value)
-            if helper is not None and helper is not kernel and helper.returns_widened:
+            if (
+                helper is not None
+                and helper is not kernel
+                and helper.facts(Provenance).returns_widened()
+            ):
                 flags |= Prov.WIDENED
         return flags
 

@@ -1,6 +1,6 @@
 """Where a kernel's names are used: compile-time positions, reads, conditions, boolean operators.
 
-Built lazily (``kernel.usage``) from one walk of the kernel body. The facts:
+Built on first request (``kernel.facts(Usage)``) from one walk of the kernel body. The facts:
 
 - ``compile_time_params``: the parameters that reach a position Triton must know when it
   compiles the kernel (``tl.arange`` bounds, tensor shapes, ``tl.static_range``, ``if`` and
@@ -17,17 +17,14 @@ Built lazily (``kernel.usage``) from one walk of the kernel body. The facts:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import libcst as cst
 
 from triton_lint.api import load_table
+from triton_lint.model.kernel import Kernel, Param
 from triton_lint.model.names import TL, dotted_name
-from triton_lint.model.provenance import Prov
-
-if TYPE_CHECKING:
-    from triton_lint.model.kernel import Kernel, Param
+from triton_lint.model.provenance import Prov, Provenance
 
 #: Parameter names of Triton functions and tensor methods that must be compile-time values.
 COMPILE_TIME_ARGS = frozenset(
@@ -115,19 +112,25 @@ class TritonRef:
     call: cst.Call | None  # the call this reference is the callee of
 
 
-@dataclass
-class KernelUsage:
-    names_read: list[cst.Name] = field(default_factory=list)
-    local_names: set[str] = field(default_factory=set)
-    compile_time_exprs: list[cst.BaseExpression] = field(default_factory=list)
-    triton_refs: list[TritonRef] = field(default_factory=list)
-    bool_ops: list[BoolOp] = field(default_factory=list)
-    loop_bound_exprs: list[cst.BaseExpression] = field(default_factory=list)
-    conditions: list[cst.BaseExpression] = field(default_factory=list)
-    compared_names: set[str] = field(default_factory=set)  # names read inside comparisons
-    block_memo: dict[int, bool] = field(default_factory=dict)
-    _compile_time: set[str] | None = None
-    _kernel: Kernel | None = None
+class Usage:
+    """Where one kernel's names are used, from one walk of its body (on first request)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self._kernel = kernel
+        self.names_read: list[cst.Name] = []
+        self.local_names: set[str] = set(kernel.definitions) | set(kernel.params_by_name)
+        self.compile_time_exprs: list[cst.BaseExpression] = []
+        self.triton_refs: list[TritonRef] = []
+        self.bool_ops: list[BoolOp] = []
+        self.loop_bound_exprs: list[cst.BaseExpression] = []
+        self.conditions: list[cst.BaseExpression] = []
+        self.compared_names: set[str] = set()  # names read inside comparisons
+        self._compile_time: set[str] | None = None
+        visitor = _UsageVisitor(kernel, self)
+        for param in kernel.node.params.params + kernel.node.params.kwonly_params:
+            if param.annotation is not None:
+                param.annotation.visit(visitor)
+        kernel.node.body.visit(visitor)
 
     def reads(self, name: str) -> bool:
         """Whether the body reads ``name`` at all."""
@@ -136,7 +139,6 @@ class KernelUsage:
     def compile_time_params(self) -> set[str]:
         """Names of parameters used in a compile-time position (directly or via locals)."""
         if self._compile_time is None:
-            assert self._kernel is not None
             found: set[str] = set()
             for expr in self.compile_time_exprs:
                 if _dtype_of_value(expr):
@@ -146,7 +148,6 @@ class KernelUsage:
         return self._compile_time
 
     def loop_bound_params(self) -> list[Param]:
-        assert self._kernel is not None
         out: dict[str, Param] = {}
         for expr in self.loop_bound_exprs:
             for p in self._kernel.params_in(expr):
@@ -161,17 +162,6 @@ def _dtype_of_value(expr: cst.BaseExpression) -> bool:
         expr.attr.value == "dtype"
         or (expr.attr.value == "element_ty" and isinstance(expr.value, cst.Attribute))
     )
-
-
-def build_usage(kernel: Kernel) -> KernelUsage:
-    usage = KernelUsage(_kernel=kernel)
-    usage.local_names = set(kernel.definitions) | set(kernel.params_by_name)
-    visitor = _UsageVisitor(kernel, usage)
-    for param in kernel.node.params.params + kernel.node.params.kwonly_params:
-        if param.annotation is not None:
-            param.annotation.visit(visitor)
-    kernel.node.body.visit(visitor)
-    return usage
 
 
 #: Per-call sizes: they change with the batch, so each new value is a new compilation.
@@ -198,7 +188,7 @@ def is_flag_like(param: Param) -> bool:
 
 
 class _UsageVisitor(cst.CSTVisitor):
-    def __init__(self, kernel: Kernel, usage: KernelUsage) -> None:
+    def __init__(self, kernel: Kernel, usage: Usage) -> None:
         self.kernel = kernel
         self.usage = usage
         self.aliases = kernel.module.aliases
@@ -399,7 +389,7 @@ class _UsageVisitor(cst.CSTVisitor):
     def _runtime_value(self, expr: cst.BaseExpression) -> bool:
         """A value only known when the kernel runs: loaded, a program id, lanes, a runtime
         argument or anything computed from one."""
-        return bool(self.kernel.prov(expr) & _RUNTIME_FLAGS)
+        return bool(self.kernel.facts(Provenance).of(expr) & _RUNTIME_FLAGS)
 
     def _bind(self, node, signature, positional, exclude_shape: bool) -> None:
         ct = self.usage.compile_time_exprs
@@ -448,180 +438,3 @@ def _flatten(
         else:
             out.append(side)
     return out
-
-
-# -- shape and pointer facts ----------------------------------------------------------------
-
-#: tl functions whose result is a scalar whatever their arguments.
-_SCALAR_RESULTS = {
-    "sum",
-    "max",
-    "min",
-    "argmax",
-    "argmin",
-    "reduce",
-    "xor_sum",
-    "reduce_or",
-    "program_id",
-    "num_programs",
-    "cdiv",
-}
-_BLOCK_SOURCES = {"arange", "zeros", "full", "zeros_like", "full_like", "rand", "randn", "randint"}
-
-
-def is_block(kernel: Kernel, expr: cst.BaseExpression, _depth: int = 0) -> bool:
-    """Whether ``expr`` is (plausibly) a block tensor, not a scalar: it derives from
-    ``tl.arange``/``tl.zeros``/... through elementwise operations, and no reduction over
-    all axes made it scalar. Reductions with ``axis=`` keep a block when the input is 2-D; they
-    are treated as scalar (the conservative answer for rules that warn about blocks)."""
-    if _depth > 12:
-        return False
-    memo: dict[int, bool] = kernel.usage.block_memo
-    key = id(expr)
-    if key in memo:
-        return memo[key]
-    memo[key] = False  # a cycle through loop-carried definitions adds nothing
-    result = memo[key] = _is_block(kernel, expr, _depth + 1)
-    return result
-
-
-def _is_block(kernel: Kernel, expr: cst.BaseExpression, depth: int) -> bool:
-    if isinstance(expr, cst.Name):
-        if expr.value in kernel.params_by_name and not kernel.definitions.get(expr.value):
-            return False
-        return any(
-            d.value is not None and d.kind != "for" and is_block(kernel, d.value, depth)
-            for d in kernel.definitions.get(expr.value, [])
-        )
-    if isinstance(expr, cst.Call):
-        path = kernel.module.aliases.resolve(expr.func)
-        if path is not None and path.startswith(TL + "."):
-            short = path.rsplit(".", 1)[-1]
-            if short in _SCALAR_RESULTS:
-                return False
-            if short in _BLOCK_SOURCES:
-                shape = expr.args[0].value if expr.args else None
-                return not (
-                    short in ("zeros", "full")
-                    and isinstance(shape, cst.List | cst.Tuple)
-                    and not shape.elements
-                )  # tl.zeros([]) is a scalar
-            args = [a.value for a in expr.args if a.keyword is None]
-            if short in ("load", "atomic_add", "atomic_cas", "atomic_xchg"):
-                return bool(args) and is_block(kernel, args[0], depth)
-            return any(is_block(kernel, a, depth) for a in args)
-        if isinstance(expr.func, cst.Attribute):
-            if expr.func.attr.value in _SCALAR_RESULTS:
-                return False
-            return is_block(kernel, expr.func.value, depth)
-        return False
-    if isinstance(expr, cst.BinaryOperation):
-        return is_block(kernel, expr.left, depth) or is_block(kernel, expr.right, depth)
-    if isinstance(expr, cst.Comparison):
-        return is_block(kernel, expr.left, depth) or any(
-            is_block(kernel, c.comparator, depth) for c in expr.comparisons
-        )
-    if isinstance(expr, cst.UnaryOperation):
-        return is_block(kernel, expr.expression, depth)
-    if isinstance(expr, cst.BooleanOperation):
-        return is_block(kernel, expr.left, depth) or is_block(kernel, expr.right, depth)
-    if isinstance(expr, cst.Subscript | cst.Attribute):
-        if isinstance(expr, cst.Attribute) and expr.attr.value in ("shape", "dtype", "numel"):
-            return False
-        return is_block(kernel, expr.value, depth)
-    if isinstance(expr, cst.IfExp):
-        return is_block(kernel, expr.body, depth) or is_block(kernel, expr.orelse, depth)
-    return False
-
-
-def pointer_bases(kernel: Kernel, expr: cst.BaseExpression) -> list[Param]:
-    """Runtime parameters that are the base of a pointer expression: the additive terms of
-    ``x_ptr + offs`` (through local definitions), not the ones scaled by ``*`` or passed
-    through calls (offsets and strides)."""
-    found: dict[str, Param] = {}
-    seen: set[str] = set()
-
-    def walk(node: cst.BaseExpression, depth: int) -> None:
-        if depth > 12:
-            return
-        if isinstance(node, cst.Name):
-            if node.value in seen:
-                return
-            seen.add(node.value)
-            param = kernel.params_by_name.get(node.value)
-            if (
-                param is not None
-                and not param.is_constexpr
-                and param.name not in kernel.usage.compared_names
-            ):
-                found[param.name] = param
-            for definition in kernel.definitions.get(node.value, []):
-                if definition.value is not None and definition.kind != "for":
-                    walk(definition.value, depth + 1)
-        elif isinstance(node, cst.BinaryOperation) and isinstance(
-            node.operator, cst.Add | cst.Subtract
-        ):
-            walk(node.left, depth + 1)
-            if isinstance(node.operator, cst.Add):
-                walk(node.right, depth + 1)
-        elif isinstance(node, cst.IfExp):
-            walk(node.body, depth + 1)
-            walk(node.orelse, depth + 1)
-        elif isinstance(node, cst.Subscript):
-            walk(node.value, depth + 1)
-        elif isinstance(node, cst.Call):
-            path = kernel.module.aliases.resolve(node.func)
-            short = path.rsplit(".", 1)[-1] if path else None
-            if short in ("multiple_of", "max_contiguous", "max_constancy", "advance"):
-                if node.args:
-                    walk(node.args[0].value, depth + 1)
-            elif short == "make_block_ptr" and node.args:
-                walk(node.args[0].value, depth + 1)
-            elif (
-                short is None
-                and isinstance(node.func, cst.Attribute)
-                and node.func.attr.value in ("to", "cast")
-            ):
-                walk(node.func.value, depth + 1)
-
-    walk(expr, 0)
-    return list(found.values())
-
-
-def dereferenced_params(kernel: Kernel) -> dict[str, Param]:
-    """Parameters used as the base pointer of a load, store or atomic (or block pointer)."""
-    out: dict[str, Param] = {}
-    for access in kernel.accesses:
-        if access.pointer is not None:
-            for param in pointer_bases(kernel, access.pointer):
-                out[param.name] = param
-    for call in kernel.calls_to("make_block_ptr", "make_tensor_descriptor"):
-        args = [a.value for a in call.node.args if a.keyword is None]
-        base = args[0] if args else None
-        for a in call.node.args:
-            if a.keyword is not None and a.keyword.value == "base":
-                base = a.value
-        if base is not None:
-            for param in pointer_bases(kernel, base):
-                out[param.name] = param
-    return out
-
-
-def casts_int_to_pointer(kernel: Kernel) -> bool:
-    """The kernel builds pointers from integers itself (``x.to(tl.pointer_type(...))``)."""
-    return any(True for _ in kernel.calls_to("pointer_type")) or any(
-        call.name is not None and call.name.endswith("int_to_ptr") for call in kernel.calls
-    )
-
-
-def literal_key(autotune_call: cst.Call) -> bool:
-    """``key=`` of ``@triton.autotune`` is a literal list of strings (so it was read fully)."""
-    expr = None
-    for index, arg in enumerate(autotune_call.args):
-        if (arg.keyword is not None and arg.keyword.value == "key") or (
-            arg.keyword is None and index == 1
-        ):
-            expr = arg.value
-    return isinstance(expr, cst.List | cst.Tuple) and all(
-        isinstance(e.value, cst.SimpleString) for e in expr.elements
-    )

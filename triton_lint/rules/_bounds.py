@@ -7,11 +7,16 @@ from dataclasses import dataclass
 import libcst as cst
 
 from triton_lint.finding import RelatedLocation
+from triton_lint.model.calls import cast_parts, program_id_axis, tl_short
+from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
-from triton_lint.model.lane_bounds import Evidence
+from triton_lint.model.lane_bounds import Evidence, LaneBounds
+from triton_lint.model.masks import Masks
 from triton_lint.model.names import dotted_name
-from triton_lint.model.provenance import Prov
+from triton_lint.model.program_ids import ProgramIds
+from triton_lint.model.provenance import Prov, Provenance
+from triton_lint.model.structure import Structure
 from triton_lint.model.tree import iter_nodes
 
 
@@ -36,7 +41,7 @@ def unguarded(kernel: Kernel, access: MemoryAccess) -> Unguarded | None:
     """
     if access.via_descriptor or access.pointer is None or access.op == "atomic_cas":
         return None
-    flags = kernel.prov(access.pointer)
+    flags = kernel.facts(Provenance).of(access.pointer)
     block = Prov.BLOCK_PTR in flags
     if block:
         check = access.boundary_check
@@ -46,7 +51,7 @@ def unguarded(kernel: Kernel, access: MemoryAccess) -> Unguarded | None:
         return None
     if _masked_in_sibling_arm(kernel, access):
         return None
-    bounds = kernel.dataflow.lane_bounds
+    bounds = kernel.facts(LaneBounds)
     if block:
         evidence = bounds.block_evidence(access)
     else:
@@ -91,19 +96,21 @@ def _rounded_up_grid(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
     tile, so the unmasked lanes of the last program run past ``n``. A host ``assert n %
     BLOCK == 0`` (or an ``if ...: raise`` on it) in the launching function says otherwise."""
     assert access.pointer is not None
-    flow = kernel.dataflow
     axes: set[object] = set()
-    for node in flow.closure(access.pointer):
+    for node in kernel.facts(Dependencies).closure(access.pointer):
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
             return None  # wrapped lanes stay in range
         if not isinstance(node, cst.Call):
             continue
-        short = flow.tl_short(node)
+        short = tl_short(kernel, node)
         if short == "program_id":
-            axes.add(flow.program_id_axis(node))
-        elif short not in _AFFINE_CALLS and flow.cast_parts(node) is None:
+            axes.add(program_id_axis(node))
+        elif short not in _AFFINE_CALLS and cast_parts(kernel, node) is None:
             return None  # clamped (`tl.minimum`), gathered (a loaded index) or a helper's
-    if any(flow.pid_axes(test) & axes for test in flow.early_exit_tests(access.call)):
+    if any(
+        kernel.facts(ProgramIds).pid_axes(test) & axes
+        for test in kernel.facts(Structure).early_exit_tests(access.call)
+    ):
         return None  # programs past a runtime bound return: the host pads to whole tiles
     for site in kernel.launches:
         for axis, dim in enumerate(site.grid_dims or []):
@@ -156,11 +163,10 @@ def _divisibility_checked(site: LaunchSite, numerator: cst.BaseExpression) -> bo
 def _undefined_index(kernel: Kernel, pointer: cst.BaseExpression) -> Evidence | None:
     """A gather through an index vector loaded with a mask and no ``other=``: its masked-off
     lanes hold garbage, so the unmasked gather reads wherever they point."""
-    flow = kernel.dataflow
-    for call in flow.lane_sources(pointer)[1]:
+    for call in kernel.facts(Masks).lane_sources(pointer)[1]:
         index = kernel.access_for_call(call)
         if index is not None and index.mask is not None and index.other is None:
-            return Evidence(index, f"mask={flow.lane_bounds.display(index.mask)}", "index")
+            return Evidence(index, f"mask={kernel.facts(LaneBounds).display(index.mask)}", "index")
     return None
 
 
@@ -169,16 +175,18 @@ def _lanes_in_range(kernel: Kernel, pointer: cst.BaseExpression) -> bool:
     never-bounded constexpr extent (a fixed-size dimension), or an extent bounded by
     ``tl.static_assert``. Gathered lanes are in range when their index vector has every lane
     defined, which ``_undefined_index`` checks first."""
-    flow = kernel.dataflow
-    if flow.extension_pointer(pointer):
+    masks = kernel.facts(Masks)
+    if masks.extension_pointer(pointer):
         return True  # a shared-memory buffer from a Triton extension, not global memory
-    asserted = flow.lane_bounds.asserted_extent
-    return all(flow.whole_extent(call) or asserted(call) for call in flow.lane_sources(pointer)[0])
+    asserted = kernel.facts(LaneBounds).asserted_extent
+    return all(
+        masks.whole_extent(call) or asserted(call) for call in masks.lane_sources(pointer)[0]
+    )
 
 
 def _masked_in_sibling_arm(kernel: Kernel, access: MemoryAccess) -> bool:
     assert access.pointer is not None
-    text = kernel.dataflow.lane_bounds.text
+    text = kernel.facts(LaneBounds).text
     pointer = text(access.pointer)
     for branch in reversed(access.branches):
         other_arm = "orelse" if branch.arm == "body" else "body"

@@ -7,9 +7,12 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
-from triton_lint.model.dataflow import NEUTRAL, NEUTRAL_TEXT, Reduction
 from triton_lint.model.kernel import Kernel, MemoryAccess
-from triton_lint.model.provenance import Prov
+from triton_lint.model.lanes import MaskedLanes
+from triton_lint.model.layouts import Layouts
+from triton_lint.model.masks import Masks
+from triton_lint.model.provenance import Prov, Provenance
+from triton_lint.model.reductions import NEUTRAL, NEUTRAL_TEXT, Reduction, reductions
 from triton_lint.rules.base import Rule
 
 _DESCRIBE = {
@@ -98,12 +101,11 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
-        flow = kernel.dataflow
         per_load: dict[int, list[tuple[Reduction, frozenset[str]]]] = {}
-        for reduction in flow.reductions():
+        for reduction in reductions(kernel):
             for index, operand in enumerate(reduction.operands):
-                for load_id, values in flow.masked_lanes(operand).items():
-                    access = flow.load_of(load_id)
+                for load_id, values in kernel.facts(MaskedLanes).masked_lanes(operand).items():
+                    access = kernel.access_by_id(load_id)
                     if access is None or not self._relevant(kernel, access, reduction, index):
                         continue
                     bad = values - NEUTRAL[reduction.kind] - {"unknown"}
@@ -111,9 +113,9 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                         per_load.setdefault(load_id, []).append((reduction, frozenset(bad)))
         reported: set[tuple[int, int]] = set()
         for load_id, hits in per_load.items():
-            access = flow.load_of(load_id)
+            access = kernel.access_by_id(load_id)
             assert access is not None
-            fill = flow.load_fill(access)
+            fill = kernel.facts(MaskedLanes).load_fill(access)
             direct = [(r, v) for r, v in hits if fill == "undef" or v == {fill}]
             if direct:
                 reduction, _ = direct[0]
@@ -135,9 +137,9 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     ) -> bool:
         """Masked lanes matter only on the axes the reduction combines."""
         assert access.mask is not None
-        flags = kernel.prov(access.mask)
+        flags = kernel.facts(Provenance).of(access.mask)
         if not flags & (Prov.ARANGE | Prov.WRAPPED | Prov.TENSOR | Prov.LOADED) and (
-            kernel.is_entry_point or not kernel.dataflow.mask_axes(access.mask)
+            kernel.is_entry_point or not kernel.facts(Masks).mask_axes(access.mask)
         ):
             # a scalar mask: the whole program's result is discarded (a helper's parameters
             # are its caller's tensors, so there a mask broadcast along an axis is lanes)
@@ -151,13 +153,13 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                 ),
                 None,
             )
-            if reverse is None and kernel.dataflow.is_tail_mask(access.mask):
+            if reverse is None and kernel.facts(Masks).is_tail_mask(access.mask):
                 return False  # a forward scan never carries tail lanes into valid ones
         # where the masked lanes sit in the operand: a transpose on the way (`w.T`,
         # `tl.trans(w)`) moves a mask along axis 0 of the load to axis 1 of the operand
-        layouts = kernel.dataflow.lane_layouts(reduction.operands[index]).get(id(access.call))
+        layouts = kernel.facts(Layouts).lane_layouts(reduction.operands[index]).get(id(access.call))
         for layout in sorted(layouts or {"same"}):
-            axes = kernel.dataflow.mask_axes(access.mask, layout)
+            axes = kernel.facts(Masks).mask_axes(access.mask, layout)
             if axes is None or self._combines(reduction, index, axes):
                 return True
         return False
@@ -213,19 +215,20 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
     def _fill_fix(self, kernel: Kernel, access: MemoryAccess) -> tuple[str, Fix] | None:
         """The one fill neutral for every reduction this load reaches, as a safe fix."""
-        flow = kernel.dataflow
         reached: list[tuple[Reduction, int]] = []
-        for reduction in flow.reductions():
+        for reduction in reductions(kernel):
             for index, operand in enumerate(reduction.operands):
-                if id(access.call) in flow.masked_lanes(operand) and self._relevant(
-                    kernel, access, reduction, index
-                ):
+                if id(access.call) in kernel.facts(MaskedLanes).masked_lanes(
+                    operand
+                ) and self._relevant(kernel, access, reduction, index):
                     reached.append((reduction, index))
         good = []
         for fill in _FILLS:
             ok = True
             for reduction, index in reached:
-                values = flow.lanes_with_fill(reduction.operands[index], access.call, fill)
+                values = kernel.facts(MaskedLanes).lanes_with_fill(
+                    reduction.operands[index], access.call, fill
+                )
                 if values - NEUTRAL[reduction.kind]:
                     ok = False
                     break

@@ -9,11 +9,17 @@ from dataclasses import dataclass
 import libcst as cst
 
 from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
+from triton_lint.model.arithmetic import index_sources, is_quotient_by, is_remainder
+from triton_lint.model.calls import cast_dtype, program_id_axis, tl_short
+from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.host_args import Stride, launch_strides
 from triton_lint.model.kernel import Definition, Kernel, Param
 from triton_lint.model.names import dotted_name
-from triton_lint.model.provenance import Prov
+from triton_lint.model.provenance import Prov, Provenance
+from triton_lint.model.reaching import Reaching
+from triton_lint.model.structure import Structure
 from triton_lint.model.tree import iter_nodes
+from triton_lint.model.usage import Usage
 from triton_lint.rules.base import Rule
 
 _INDEX = Prov.PROGRAM_ID | Prov.LOADED
@@ -113,14 +119,15 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
-        flow = kernel.dataflow
         seen: set[int] = set()
         # One finding per index source: widening it there fixes every product it feeds.
         groups: dict[tuple[int, ...], list[_Product]] = {}
         sources_of: dict[tuple[int, ...], list[cst.Call]] = {}
         for address in self._addresses(kernel):
             stop = lambda node: _widened_coordinate(kernel, node)  # noqa: E731
-            for node in flow.closure(address, through_calls=False, stop_below=stop):
+            for node in kernel.facts(Dependencies).closure(
+                address, through_calls=False, stop_below=stop
+            ):
                 if id(node) in seen:
                     continue
                 seen.add(id(node))
@@ -168,7 +175,10 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
     def _check_product(
         self, kernel: Kernel, node: cst.BinaryOperation
     ) -> tuple[cst.BaseExpression, list[cst.Call], list[Stride]] | None:
-        left, right = kernel.prov(node.left), kernel.prov(node.right)
+        left, right = (
+            kernel.facts(Provenance).of(node.left),
+            kernel.facts(Provenance).of(node.right),
+        )
         if Prov.WIDENED in left or Prov.WIDENED in right:
             return None
         for index, size, index_flags, size_flags in (
@@ -183,9 +193,9 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
                 continue  # not a size: both factors are indices
             if Prov.BLOCK_PTR in index_flags or Prov.DESCRIPTOR in index_flags:
                 continue
-            if kernel.dataflow.is_remainder(index):
+            if is_remainder(kernel, index):
                 continue  # `offs % D` is below D: a coordinate inside one dimension
-            if kernel.dataflow.is_quotient_by(index, size):
+            if is_quotient_by(kernel, index, size):
                 continue  # `(x // n) * n` never exceeds x (a divmod reconstruction)
             if _launch_constant(kernel, size):
                 continue  # every launch passes a constant (a unit stride): like a constexpr
@@ -196,7 +206,7 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
             strides = _size_strides(kernel, size)
             if strides and all(stride.inner for stride in strides):
                 continue  # an inner stride: the product stays inside one outermost slice
-            sources = kernel.dataflow.index_sources(index)
+            sources = index_sources(kernel, index)
             if not sources:
                 continue
             return size, sources, strides
@@ -212,17 +222,20 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
     ) -> Finding:
         node, size = product.node, product.size
         code = kernel.module.module.code_for_node
-        flow = kernel.dataflow
         edits = []
         described = []
         for source in sources:
             widened = f"{code(source)}.to({_int64(source)})"
             edits.append(self.replace_node(kernel, source, widened))
-            kind = "program id" if flow.tl_short(source) == "program_id" else "loaded index"
+            kind = "program id" if tl_short(kernel, source) == "program_id" else "loaded index"
             described.append(f"{kind} on line {kernel.span(source).line}")
         first = sources[0]
         example = f"{code(first)}.to({_int64(first)})"
-        kind = "runtime" if Prov.RUNTIME in kernel.prov(size) else "constexpr dimension"
+        kind = (
+            "runtime"
+            if Prov.RUNTIME in kernel.facts(Provenance).of(size)
+            else "constexpr dimension"
+        )
         size_text = f"{kind} `{code(size).strip()}`"
         if product.outermost:
             stride = product.strides[0]
@@ -272,19 +285,17 @@ class _Product:
 
 def _row_index(kernel: Kernel, sources: list[cst.Call]) -> bool:
     """Every index source is a program id on grid axis 0, the axis of rows and tokens."""
-    flow = kernel.dataflow
     return all(
-        flow.tl_short(source) == "program_id" and flow.program_id_axis(source) == 0
+        tl_short(kernel, source) == "program_id" and program_id_axis(source) == 0
         for source in sources
     )
 
 
 def _lower_risk(kernel: Kernel, product: _Product, sources: list[cst.Call]) -> str:
     """Why an info-tier product is ranked below a warning, for its message."""
-    flow = kernel.dataflow
-    if any(flow.tl_short(source) != "program_id" for source in sources):
+    if any(tl_short(kernel, source) != "program_id" for source in sources):
         return "a loaded index: block ids of a large cache overflow, rows of a small table never do"
-    axes = sorted({str(flow.program_id_axis(source)) for source in sources} - {"0"})
+    axes = sorted({str(program_id_axis(source)) for source in sources} - {"0"})
     if axes:
         return f"a grid axis {'/'.join(axes)} index, a head or batch of at most 65535"
     tables = [stride.tensor for stride in product.strides if _is_table(stride.tensor)]
@@ -305,7 +316,7 @@ def _widened_coordinate(kernel: Kernel, node: cst.CSTNode) -> bool:
     """``node`` is a factor widened to 64 bits before a runtime size scales it
     (`n0.to(tl.int64) * stride`, `(i_t * H + i_h).to(tl.int64) * K * V`): the products inside
     are coordinates along one dimension, and the address arithmetic from there on is 64-bit."""
-    product = kernel.dataflow.parent(node)
+    product = kernel.facts(Structure).parent(node)
     if not (
         isinstance(product, cst.BinaryOperation) and isinstance(product.operator, cst.Multiply)
     ):
@@ -316,7 +327,9 @@ def _widened_coordinate(kernel: Kernel, node: cst.CSTNode) -> bool:
         factor, other = product.right, product.left
     else:
         return False  # the operator token, not a factor
-    return Prov.WIDENED in kernel.prov(factor) and not kernel.is_compile_time(other)
+    return Prov.WIDENED in kernel.facts(Provenance).of(factor) and not kernel.facts(
+        Provenance
+    ).is_compile_time(other)
 
 
 def _wide_variant_elsewhere(kernel: Kernel, index: cst.BaseExpression) -> bool:
@@ -324,21 +337,22 @@ def _wide_variant_elsewhere(kernel: Kernel, index: cst.BaseExpression) -> bool:
     whose other arm defines it widened (`if UPGRADE_C_OFFS: rm = (...).to(tl.int64)` /
     `else: rm = ...`): the host picks the int32 arm only when the sizes fit (FlagGems sets
     such flags from `(M * N).bit_length()` in `@triton.heuristics`)."""
-    flow = kernel.dataflow
     for name in iter_nodes(index):
         if not isinstance(name, cst.Name):
             continue
-        definitions = flow.reaching(name)
+        definitions = kernel.facts(Reaching).reaching(name)
         if not definitions or not definitions[0].branches:
             continue
         branch = definitions[0].branches[-1]  # the innermost `if` around the first one
-        if not isinstance(branch.node, cst.If) or not kernel.is_compile_time(branch.test):
+        if not isinstance(branch.node, cst.If) or not kernel.facts(Provenance).is_compile_time(
+            branch.test
+        ):
             continue
         other = "orelse" if branch.arm == "body" else "body"
         if all(_in_arm(d, branch.node, branch.arm) for d in definitions) and any(
             _in_arm(d, branch.node, other)
             and d.value is not None
-            and Prov.WIDENED in kernel.prov(d.value)
+            and Prov.WIDENED in kernel.facts(Provenance).of(d.value)
             for d in kernel.definitions.get(name.value, [])
         ):
             return True
@@ -366,7 +380,7 @@ def _size_factors(kernel: Kernel, product: cst.BinaryOperation) -> int:
             if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
                 pending.append(value)
                 continue
-        flags = kernel.prov(node)
+        flags = kernel.facts(Provenance).of(node)
         if flags & (Prov.PROGRAM_ID | Prov.LOADED | Prov.ARANGE):
             continue  # the index side
         if _size_params(kernel, node):
@@ -399,7 +413,7 @@ def _dimension_constexpr(kernel: Kernel, size: cst.BaseExpression) -> bool:
 def _size_params(kernel: Kernel, expr: cst.BaseExpression) -> list[Param]:
     """The parameters ``expr`` reads that can be sizes: runtime ones, and constexprs the kernel
     does not need at compile time (a tile size sets a `tl.arange` bound or a shape)."""
-    needed = kernel.usage.compile_time_params()
+    needed = kernel.facts(Usage).compile_time_params()
     return [p for p in kernel.params_in(expr) if not (p.is_constexpr and p.name in needed)]
 
 
@@ -416,20 +430,19 @@ def _launch_constant(kernel: Kernel, size: cst.BaseExpression) -> bool:
 def _is_float(kernel: Kernel, expr: cst.BaseExpression) -> bool:
     """``expr`` is computed in floating point: a float literal or a cast to a float dtype
     reaches it (not through a cast back to an integer type)."""
-    flow = kernel.dataflow
     found = False
 
     def descend(node: cst.CSTNode) -> bool:
         nonlocal found
         if isinstance(node, cst.Float):
             found = True
-        dtype = flow.cast_dtype(node)
+        dtype = cast_dtype(kernel, node)
         if dtype is not None:
             found = found or dtype.rsplit(".", 1)[-1].startswith(("float", "bfloat"))
             return False
         return not found
 
-    flow.trace(expr, descend, loop_starts=False)
+    kernel.facts(Dependencies).trace(expr, descend, loop_starts=False)
     return found
 
 

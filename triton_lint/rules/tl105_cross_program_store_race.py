@@ -7,9 +7,11 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
-from triton_lint.model.dataflow import DataFlow
 from triton_lint.model.evaluate import UNKNOWN
 from triton_lint.model.kernel import Kernel, MemoryAccess, ModuleModel
+from triton_lint.model.program_ids import ProgramIds
+from triton_lint.model.provenance import Provenance
+from triton_lint.model.structure import Structure
 from triton_lint.rules.base import Rule
 
 
@@ -87,8 +89,7 @@ def launch(x):
             yield from self._launches(kernel)
 
     def _stores(self, kernel: Kernel) -> Iterator[Finding]:
-        flow = kernel.dataflow
-        axes = flow.kernel_pid_axes()
+        axes = kernel.facts(ProgramIds).kernel_pid_axes()
         if UNKNOWN in axes:
             return
         for access in kernel.accesses:
@@ -104,10 +105,10 @@ def launch(x):
             if access.mask is not None:
                 address.append(access.mask)
             address.extend(branch.test for branch in access.branches)
-            address.extend(flow.early_exit_tests(access.call))
+            address.extend(kernel.facts(Structure).early_exit_tests(access.call))
             depends: set[object] = set()
             for expr in address:
-                depends |= flow.pid_axes(expr)
+                depends |= kernel.facts(ProgramIds).pid_axes(expr)
             if UNKNOWN in depends:
                 continue
             missing = [
@@ -116,7 +117,7 @@ def launch(x):
                 if not self._single_program(kernel, axis)
                 and not self._gated_single(kernel, access.branches)
             ]
-            if not missing or self._same_value(flow, access, missing):
+            if not missing or self._same_value(kernel, access, missing):
                 continue
             axis = missing[0]
             yield self.finding(
@@ -128,13 +129,13 @@ def launch(x):
             )
 
     @staticmethod
-    def _same_value(flow: DataFlow, access: MemoryAccess, missing: list[int]) -> bool:
+    def _same_value(kernel: Kernel, access: MemoryAccess, missing: list[int]) -> bool:
         """Every program along the missing axes stores the same value (it depends on none of
         them): a redundant write, not a race (e.g. a head-invariant row written by each
         head's program)."""
         if access.value is None:
             return False
-        axes = flow.pid_axes(access.value)
+        axes = kernel.facts(ProgramIds).pid_axes(access.value)
         return UNKNOWN not in axes and not axes & set(missing)
 
     @staticmethod
@@ -164,7 +165,7 @@ def launch(x):
                 and isinstance(test, cst.Comparison)
                 and len(test.comparisons) == 1
                 and isinstance(test.comparisons[0].operator, cst.Equal)
-                and kernel.is_compile_time(test.left)
+                and kernel.facts(Provenance).is_compile_time(test.left)
                 and isinstance(test.comparisons[0].comparator, cst.Integer)
                 and test.comparisons[0].comparator.value == "1"
             ):
@@ -174,7 +175,7 @@ def launch(x):
     def _launches(self, kernel: Kernel) -> Iterator[Finding]:
         if not any(a.kind == "store" for a in kernel.accesses):
             return
-        axes = kernel.dataflow.kernel_pid_axes()
+        axes = kernel.facts(ProgramIds).kernel_pid_axes()
         if UNKNOWN in axes:
             return
         for site in kernel.launches:

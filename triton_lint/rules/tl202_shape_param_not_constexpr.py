@@ -8,6 +8,7 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.provenance import Provenance
 from triton_lint.rules.base import Rule
 
 _SHAPE_FUNCS = {"zeros", "full", "reshape", "broadcast_to", "view"}
@@ -63,7 +64,7 @@ def fill(out_ptr, n, BLOCK: tl.constexpr):
                 continue
             runtime = []
             for expr in exprs:
-                if kernel.is_compile_time(expr):
+                if kernel.facts(Provenance).is_compile_time(expr):
                     continue
                 runtime += [
                     p.name
@@ -91,7 +92,7 @@ def _constexpr_from_callers(kernel: Kernel, param: str) -> bool:
             if site.name is None or site.name.rsplit(".", 1)[-1] != kernel.name:
                 continue
             arg = _argument(kernel, site.node, param)
-            if arg is None or not caller.is_compile_time(arg):
+            if arg is None or not caller.facts(Provenance).is_compile_time(arg):
                 return False
             found = True
     return found

@@ -12,7 +12,7 @@ from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children
-from triton_lint.model.usage import is_flag_like, is_per_call_size
+from triton_lint.model.usage import Usage, is_flag_like, is_per_call_size
 from triton_lint.rules.base import Rule
 
 #: Float hyperparameters.
@@ -130,7 +130,7 @@ def rms_norm(
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
         if not kernel.is_entry_point:
             return  # a helper's constexprs come from its caller's constexprs: no new compiles
-        usage = kernel.usage
+        usage = kernel.facts(Usage)
         needed = usage.compile_time_params()
         for param in kernel.params:
             if not param.is_constexpr or param.name in needed:

@@ -8,6 +8,8 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.provenance import Provenance
+from triton_lint.model.structure import Structure
 from triton_lint.model.tree import iter_children
 from triton_lint.rules.base import Rule
 from triton_lint.target import minor
@@ -98,13 +100,15 @@ def _walk(finder: _Finder, node: cst.CSTNode) -> None:
 
 def _under_constexpr_branch(kernel: Kernel, node: cst.CSTNode) -> bool:
     """``node`` sits in an arm of an ``if`` whose test is known at compile time."""
-    flow = kernel.dataflow
     child = node
-    for parent in flow.ancestors(node):
+    for parent in kernel.facts(Structure).ancestors(node):
         if (
             isinstance(parent, cst.If)
             and child is not parent.test
-            and (kernel.is_compile_time(parent.test) or _dtype_test(kernel, parent.test))
+            and (
+                kernel.facts(Provenance).is_compile_time(parent.test)
+                or _dtype_test(kernel, parent.test)
+            )
         ):
             return True
         child = parent

@@ -9,6 +9,7 @@ import libcst as cst
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Global, Kernel, ModuleModel
+from triton_lint.model.usage import Usage
 from triton_lint.rules.base import Rule
 
 _HOST_ROOTS = {"torch", "numpy", "math", "os", "sys"}
@@ -60,7 +61,7 @@ def normalize(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         if kernel.top is not kernel.node:
             return  # a kernel built inside a factory may read the factory's locals
         module = kernel.module
-        usage = kernel.usage
+        usage = kernel.facts(Usage)
         reported: set[str] = set()
         for name in usage.names_read:
             value = name.value

@@ -8,6 +8,8 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.provenance import Provenance
+from triton_lint.model.usage import Usage
 from triton_lint.rules.base import Rule
 
 _HOST_ROOTS = {"torch", "numpy", "math", "random", "os", "cupy", "jax"}
@@ -60,7 +62,7 @@ def gelu(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
         module = kernel.module
-        local = kernel.usage.local_names
+        local = kernel.facts(Usage).local_names
         for call in kernel.calls:
             path = call.path
             if path is not None:
@@ -99,7 +101,8 @@ def _all_compile_time(kernel: Kernel, call: cst.Call) -> bool:
     """Every argument is a constant: literals, constexprs, or host objects such as
     ``torch.float32`` (``torch.finfo(torch.float32).max`` runs while compiling)."""
     return all(
-        kernel.is_compile_time(arg.value) or _host_constant(kernel, arg.value) for arg in call.args
+        kernel.facts(Provenance).is_compile_time(arg.value) or _host_constant(kernel, arg.value)
+        for arg in call.args
     )
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.blocks import Blocks
 from triton_lint.model.kernel import Kernel
-from triton_lint.model.provenance import COMPILE_TIME, Prov
-from triton_lint.model.usage import is_block
+from triton_lint.model.provenance import COMPILE_TIME, Prov, Provenance
+from triton_lint.model.usage import Usage
 from triton_lint.rules.base import Rule
 from triton_lint.target import minor
 
@@ -77,11 +78,13 @@ def copy_tile(
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
         target = minor(kernel.module.target_version)
-        for op in kernel.usage.bool_ops:
+        for op in kernel.facts(Usage).bool_ops:
             chained = op.operator != "not" and len(op.operands) > 2 and target < (3, 4)
             if not chained and op.in_condition:
                 continue  # conditions are scalar (Triton rejects block-shaped `if` tests)
-            if not chained and not any(is_block(kernel, operand) for operand in op.operands):
+            if not chained and not any(
+                kernel.facts(Blocks).is_block(operand) for operand in op.operands
+            ):
                 continue
             if all(_constexpr(kernel, operand) for operand in op.operands):
                 continue
@@ -106,5 +109,5 @@ def copy_tile(
 
 
 def _constexpr(kernel: Kernel, expr) -> bool:
-    flags = kernel.prov(expr)
+    flags = kernel.facts(Provenance).of(expr)
     return bool(flags) and not (flags & ~(COMPILE_TIME | Prov.GLOBAL))

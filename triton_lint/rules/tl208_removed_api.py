@@ -10,7 +10,8 @@ from triton_lint.api import Deprecation, load_table
 from triton_lint.finding import Category, Finding, RelatedLocation, Severity
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import TL
-from triton_lint.model.provenance import Prov
+from triton_lint.model.provenance import Prov, Provenance
+from triton_lint.model.usage import Usage
 from triton_lint.rules.base import Rule
 
 # Deprecations that depend on argument values, not on using the API at all.
@@ -94,7 +95,7 @@ def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl
         """(group, finding) for every use; the group names the API the finding is about."""
         version = kernel.module.target_version
         table = load_table(version)
-        for ref in kernel.usage.triton_refs:
+        for ref in kernel.facts(Usage).triton_refs:
             if not ref.path.startswith(TL + "."):
                 continue
             name = ref.path[len(TL) + 1 :]
@@ -175,7 +176,9 @@ def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl
             func = call.node.func
             if isinstance(func, cst.Attribute) and call.path is None:
                 removed = table.removed_since(func.attr.value, "tensor")
-                if removed is not None and Prov.BLOCK_PTR in kernel.prov(func.value):
+                if removed is not None and Prov.BLOCK_PTR in kernel.facts(Provenance).of(
+                    func.value
+                ):
                     yield (
                         _BLOCK_POINTERS,
                         self.finding(
@@ -186,7 +189,7 @@ def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl
                         ),
                     )
             if isinstance(func, cst.Name) and func.value in ("min", "max"):
-                if func.value in kernel.usage.local_names:
+                if func.value in kernel.facts(Usage).local_names:
                     continue
                 for arg in call.node.args:
                     if arg.keyword is None or arg.keyword.value != "propagate_nan":

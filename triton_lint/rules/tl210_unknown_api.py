@@ -10,6 +10,7 @@ from triton_lint.api import ApiTable, available_versions, load_table
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import TL
+from triton_lint.model.usage import Usage
 from triton_lint.rules.base import Rule
 from triton_lint.target import minor
 
@@ -71,7 +72,7 @@ def relu_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
         version = kernel.module.target_version
         table = load_table(version)
         aliases = kernel.module.aliases
-        for ref in kernel.usage.triton_refs:
+        for ref in kernel.facts(Usage).triton_refs:
             if not ref.path.startswith(TL + ".") or "." not in ref.text:
                 continue  # a bare imported name fails at import time, often behind a fallback
             head = ref.text.split(".")[0]

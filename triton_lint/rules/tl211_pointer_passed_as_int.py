@@ -8,7 +8,7 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import ModuleModel
-from triton_lint.model.usage import casts_int_to_pointer, dereferenced_params
+from triton_lint.model.pointers import casts_int_to_pointer, dereferenced_params
 from triton_lint.rules.base import Rule
 
 

@@ -7,10 +7,13 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
-from triton_lint.model.dataflow import expanded_axis
+from triton_lint.model.calls import is_opaque, tl_short
+from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.masks import expanded_axis
 from triton_lint.model.names import dotted_name
-from triton_lint.model.provenance import Prov
+from triton_lint.model.provenance import Prov, Provenance
+from triton_lint.model.reductions import reductions
 from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
@@ -105,12 +108,13 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
-        flow = kernel.dataflow
         summed: set[int] = set()  # exp calls whose values are summed (softmax, logsumexp)
-        for reduction in flow.reductions():
+        for reduction in reductions(kernel):
             if reduction.kind in ("sum", "dot"):
                 for operand in reduction.operands:
-                    summed.update(id(node) for node in flow.additive_terms(operand))
+                    summed.update(
+                        id(node) for node in kernel.facts(Dependencies).additive_terms(operand)
+                    )
         divided = _divided_by_themselves(kernel)
         unselected = _reaching_sums_unselected(kernel)
         softplus = _softplus_terms(kernel)
@@ -137,9 +141,9 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                 continue
             if id(call) not in summed and id(call) not in divided and id(call) not in softplus:
                 continue
-            if flow.tl_short(call) is None:
+            if tl_short(kernel, call) is None:
                 continue  # a helper: fla's gate decays `exp2(g_last)` sum into transforms
-            flags = kernel.prov(arg)
+            flags = kernel.facts(Provenance).of(arg)
             if not flags & (Prov.LOADED | Prov.TENSOR) and kernel.is_entry_point:
                 continue  # scalar arithmetic on parameters (a helper's are its caller's tensors)
             if self._bounded(kernel, arg):
@@ -171,21 +175,20 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
     @staticmethod
     def _bounded(kernel: Kernel, arg: cst.BaseExpression) -> bool:
-        flow = kernel.dataflow
-        for node in flow.closure(arg, values_only=True):
+        for node in kernel.facts(Dependencies).closure(arg, values_only=True):
             if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
                 return True
             if (
                 isinstance(node, cst.BinaryOperation)
                 and isinstance(node.operator, cst.Subtract)
-                and not kernel.is_compile_time(node.right)
+                and not kernel.facts(Provenance).is_compile_time(node.right)
             ):
                 return True
             if isinstance(node, cst.Call):
-                short = flow.tl_short(node)
+                short = tl_short(kernel, node)
                 if short in _BOUNDING:
                     return True
-                if short is None and flow.is_opaque(node):
+                if short is None and is_opaque(kernel, node):
                     return True  # a helper we cannot see into
         return False
 
@@ -193,12 +196,11 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 def _exp_name(kernel: Kernel, call: cst.Call) -> str | None:
     """``exp`` or ``exp2`` when ``call`` computes an exponential: Triton's, libdevice's, or a
     helper imported under an exponential's name; else None."""
-    flow = kernel.dataflow
-    short = flow.tl_short(call)
+    short = tl_short(kernel, call)
     if short is not None:
         return short if short in _EXP else None
     name = dotted_name(call.func)
-    if name is None or name in kernel.module.kernels_by_name or not flow.is_opaque(call):
+    if name is None or name in kernel.module.kernels_by_name or not is_opaque(kernel, call):
         return None
     return _EXP_HELPERS.get(name.rsplit(".", 1)[-1])
 
@@ -208,7 +210,6 @@ def _divided_by_themselves(kernel: Kernel) -> set[int]:
     denominator: ``(p - q) / (p + q)`` with ``p = exp(y)`` is ``inf / inf`` for large ``y``.
     A quotient that a ``tl.where`` on the exponent's own value selects is the stable
     two-sided form (``where(x >= 0, 1 / (1 + exp(-x)), exp(x) / (1 + exp(x)))``)."""
-    flow = kernel.dataflow
     exps = {id(site.node): site.node for site in kernel.calls if _exp_name(kernel, site.node)}
     if not exps:
         return set()
@@ -220,13 +221,13 @@ def _divided_by_themselves(kernel: Kernel) -> set[int]:
         above = [exps[id(t)] for t in _terms_and_factors(kernel, node.left) if id(t) in exps]
         if not above:
             continue
-        below = {id(term) for term in flow.additive_terms(node.right)}
+        below = {id(term) for term in kernel.facts(Dependencies).additive_terms(node.right)}
         for call in above:
             if id(call) not in below or not call.args:
                 continue
             if selected is None:
                 selected = _selected_quotients(kernel)
-            exponent = {id(n) for n in flow.closure(call.args[0].value)}
+            exponent = {id(n) for n in kernel.facts(Dependencies).closure(call.args[0].value)}
             if any(exponent & test for test in selected.get(id(node), [])):
                 continue
             found.add(id(call))
@@ -235,26 +236,24 @@ def _divided_by_themselves(kernel: Kernel) -> set[int]:
 
 def _selected_quotients(kernel: Kernel) -> dict[int, list[set[int]]]:
     """Quotients that are an arm of a ``tl.where``, with the nodes its condition reads."""
-    flow = kernel.dataflow
     selected: dict[int, list[set[int]]] = {}
     for site in kernel.calls_to("where"):
         args = [a.value for a in site.node.args if a.keyword is None]
         if len(args) != 3:
             continue
-        test = {id(n) for n in flow.closure(args[0])}
+        test = {id(n) for n in kernel.facts(Dependencies).closure(args[0])}
         for arm in args[1:]:
-            for term in flow.additive_terms(arm):
+            for term in kernel.facts(Dependencies).additive_terms(arm):
                 selected.setdefault(id(term), []).append(test)
     return selected
 
 
 def _terms_and_factors(kernel: Kernel, expr: cst.BaseExpression) -> Iterator[cst.CSTNode]:
     """Additive terms of ``expr`` and of its products' factors: ``x * (p - q)`` has ``p``."""
-    flow = kernel.dataflow
     pending = [expr]
     seen: set[int] = set()
     while pending:
-        for term in flow.additive_terms(pending.pop()):
+        for term in kernel.facts(Dependencies).additive_terms(pending.pop()):
             if id(term) in seen:
                 continue
             seen.add(id(term))
@@ -267,17 +266,22 @@ def _reaching_sums_unselected(kernel: Kernel) -> set[int]:
     """Exp calls whose values reach a ``tl.sum`` or ``tl.dot`` operand through products and
     casts without passing through a ``tl.where`` (which discards the lanes it masks off,
     ``inf`` included) or a clamp."""
-    flow = kernel.dataflow
 
     def selects(node: cst.CSTNode) -> bool:
-        return isinstance(node, cst.Call) and flow.tl_short(node) in ("where", "minimum", "clamp")
+        return isinstance(node, cst.Call) and tl_short(kernel, node) in (
+            "where",
+            "minimum",
+            "clamp",
+        )
 
     found: set[int] = set()
-    for reduction in flow.reductions():
+    for reduction in reductions(kernel):
         if reduction.kind not in ("sum", "dot"):
             continue
         for operand in reduction.operands:
-            for node in flow.closure(operand, values_only=True, stop_below=selects):
+            for node in kernel.facts(Dependencies).closure(
+                operand, values_only=True, stop_below=selects
+            ):
                 if isinstance(node, cst.Call) and _exp_name(kernel, node):
                     found.add(id(node))
     return found
@@ -287,17 +291,16 @@ def _outer_difference(kernel: Kernel, arg: cst.BaseExpression) -> bool:
     """``arg`` is ``a[:, None] - b[None, :]`` of loaded values, not clamped: every pair of
     positions, so the difference is positive on one side of the diagonal whatever the
     values' order (cumulative log-decays ``dA_cs_m - dA_cs_k``)."""
-    flow = kernel.dataflow
     outer = False
-    for node in flow.closure(arg, values_only=True):
-        if isinstance(node, cst.Call) and flow.tl_short(node) in _BOUNDING:
+    for node in kernel.facts(Dependencies).closure(arg, values_only=True):
+        if isinstance(node, cst.Call) and tl_short(kernel, node) in _BOUNDING:
             return False
         if (
             isinstance(node, cst.BinaryOperation)
             and isinstance(node.operator, cst.Subtract)
             and {expanded_axis(node.left), expanded_axis(node.right)} == {0, 1}
-            and Prov.LOADED in kernel.prov(node.left)
-            and Prov.LOADED in kernel.prov(node.right)
+            and Prov.LOADED in kernel.facts(Provenance).of(node.left)
+            and Prov.LOADED in kernel.facts(Provenance).of(node.right)
         ):
             outer = True
     return outer
@@ -307,18 +310,19 @@ def _softplus_terms(kernel: Kernel) -> set[int]:
     """Exp calls that are a term of a ``log``/``log1p`` argument (``log(1 + exp(x))``) whose
     value no ``tl.where`` selects (``where(z > 20, x, log(1 + exp(z)))``, directly or through
     names), which takes the large inputs another way."""
-    flow = kernel.dataflow
     selected: set[int] = set()
     for where in kernel.calls_to("where"):
         for arm in [a.value for a in where.node.args if a.keyword is None][1:]:
-            selected.update(id(node) for node in flow.closure(arm, values_only=True))
+            selected.update(
+                id(node) for node in kernel.facts(Dependencies).closure(arm, values_only=True)
+            )
     found: set[int] = set()
     for site in kernel.calls:
-        if flow.tl_short(site.node) not in ("log", "log1p") or not site.node.args:
+        if tl_short(kernel, site.node) not in ("log", "log1p") or not site.node.args:
             continue
         if id(site.node) in selected:
             continue
-        for term in flow.additive_terms(site.node.args[0].value):
+        for term in kernel.facts(Dependencies).additive_terms(site.node.args[0].value):
             if isinstance(term, cst.Call) and _exp_name(kernel, term):
                 found.add(id(term))
     return found

@@ -7,10 +7,13 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
-from triton_lint.model.dataflow import is_low_precision
+from triton_lint.model.calls import cast_parts, is_low_precision, tl_short
 from triton_lint.model.kernel import Definition, Kernel
+from triton_lint.model.pointers import pointer_bases
+from triton_lint.model.reaching import Reaching
+from triton_lint.model.reductions import reductions
+from triton_lint.model.structure import Structure
 from triton_lint.model.tree import iter_nodes
-from triton_lint.model.usage import pointer_bases
 from triton_lint.rules.base import Rule
 
 
@@ -67,9 +70,8 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
-        flow = kernel.dataflow
         for site in kernel.calls:
-            short = flow.tl_short(site.node)
+            short = tl_short(kernel, site.node)
             if short in ("zeros", "full") and site.tl_name is not None:
                 yield from self._accumulator(kernel, site.node, short)
             elif short == "dot" and site.tl_name is not None:
@@ -81,7 +83,7 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
                         f"`tl.dot` accumulates in {dtype} (`out_dtype=tl.{dtype}`): the sum over "
                         "K loses precision; accumulate in fp32 and cast the result at the store",
                     )
-        for reduction in flow.reductions():
+        for reduction in reductions(kernel):
             if reduction.op not in ("sum", "cumsum", "xor_sum"):
                 continue
             dtype = self._cast_to_low(kernel, reduction.operands[0])
@@ -99,10 +101,9 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
         if dtype_expr is None:
             index = 1 if short == "zeros" else 2
             dtype_expr = positional[index] if len(positional) > index else None
-        flow = kernel.dataflow
-        parent = flow.parent(call)
+        parent = kernel.facts(Structure).parent(call)
         dtype = is_low_precision(kernel, dtype_expr)
-        if dtype is None and dtype_expr is not None and not flow.in_loop(parent):
+        if dtype is None and dtype_expr is not None and not kernel.facts(Structure).in_loop(parent):
             # The input's own element type: half precision whenever the input is. Only a
             # running sum across iterations is reported; a max or min in that type is exact.
             value = _dtype_value(kernel, dtype_expr)
@@ -119,7 +120,7 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
         if not isinstance(target, cst.Name):
             return
         for definition in kernel.definitions.get(target.value, []):
-            if definition.node is parent or not flow.in_loop(definition.node):
+            if definition.node is parent or not kernel.facts(Structure).in_loop(definition.node):
                 continue
             if _updates(definition, target.value, additive_only) and not (
                 additive_only and _unrolled(kernel, definition.node)
@@ -137,10 +138,9 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
     def _cast_to_low(kernel: Kernel, expr: cst.BaseExpression) -> str | None:
         """The half-precision type ``expr`` is computed in when every definition of it is a
         cast to one, or a product with such a cast and no fp32 factor; None otherwise."""
-        flow = kernel.dataflow
         values: list[cst.BaseExpression] = [expr]
         if isinstance(expr, cst.Name):
-            values = [value for _, value in flow.definition_values(expr)]
+            values = [value for _, value in kernel.facts(Reaching).definition_values(expr)]
         found = None
         for value in values:
             found = _low_precision_of(kernel, value)
@@ -153,15 +153,14 @@ def _low_precision_of(kernel: Kernel, value: cst.BaseExpression) -> str | None:
     """``float16``/``bfloat16`` for a cast to that type; ``the input element type (`D`)`` for
     a cast to a tensor's own element type (half precision whenever the input is), and a
     product takes the type of its cast factor unless another factor is cast wider."""
-    flow = kernel.dataflow
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
-        factors = [flow.cast_parts(value.left), flow.cast_parts(value.right)]
+        factors = [cast_parts(kernel, value.left), cast_parts(kernel, value.right)]
         casts = [parts[1] for parts in factors if parts is not None]
         if any(_is_wide_float(kernel, target) for target in casts):
             return None
         kinds = [_half_kind(kernel, target) for target in casts]
         return next((kind for kind in kinds if kind is not None), None)
-    parts = flow.cast_parts(value)
+    parts = cast_parts(kernel, value)
     return None if parts is None else _half_kind(kernel, parts[1])
 
 
@@ -235,19 +234,18 @@ def _input_element_type(kernel: Kernel, dtype: cst.BaseExpression) -> bool:
 
 def _unrolled(kernel: Kernel, node: cst.CSTNode) -> bool:
     """``node`` sits in a ``tl.static_range`` loop: a few unrolled terms, often a selection."""
-    flow = kernel.dataflow
     return any(
         isinstance(loop, cst.For)
         and isinstance(loop.iter, cst.Call)
-        and flow.tl_short(loop.iter) == "static_range"
-        for loop in flow.ancestors(node)
+        and tl_short(kernel, loop.iter) == "static_range"
+        for loop in kernel.facts(Structure).ancestors(node)
     )
 
 
 def _dtype_value(kernel: Kernel, dtype: cst.BaseExpression) -> cst.BaseExpression:
     """A local name's single value (``in_dtype = x_ptr.dtype.element_ty``), else ``dtype``."""
     if isinstance(dtype, cst.Name) and dtype.value not in kernel.params_by_name:
-        values = [value for _, value in kernel.dataflow.definition_values(dtype)]
+        values = [value for _, value in kernel.facts(Reaching).definition_values(dtype)]
         if len(values) == 1:
             return values[0]
     return dtype

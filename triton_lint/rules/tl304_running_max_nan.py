@@ -8,7 +8,12 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.calls import tl_short
+from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.lane_values import float_value
+from triton_lint.model.reaching import Reaching
+from triton_lint.model.structure import Structure
 from triton_lint.model.tree import iter_children, iter_nodes
 from triton_lint.rules.base import Rule
 
@@ -75,9 +80,8 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
-        flow = kernel.dataflow
         for site in kernel.calls:
-            if flow.tl_short(site.node) not in _EXP:
+            if tl_short(kernel, site.node) not in _EXP:
                 continue
             args = [a.value for a in site.node.args if a.keyword is None]
             if not args:
@@ -85,7 +89,7 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
             guarded = False
             rescale = None
             for node in self._argument_nodes(kernel, args[0]):
-                if isinstance(node, cst.Call) and flow.tl_short(node) == "where":
+                if isinstance(node, cst.Call) and tl_short(kernel, node) == "where":
                     guarded = guarded or self._tests_infinity(kernel, node)
                 if (
                     isinstance(node, cst.BinaryOperation)
@@ -94,8 +98,8 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
                     and self._is_running_max(kernel, node.right)
                 ):
                     rescale = node
-            for ancestor in flow.ancestors(site.node):
-                if isinstance(ancestor, cst.Call) and flow.tl_short(ancestor) == "where":
+            for ancestor in kernel.facts(Structure).ancestors(site.node):
+                if isinstance(ancestor, cst.Call) and tl_short(kernel, ancestor) == "where":
                     guarded = guarded or self._tests_infinity(kernel, ancestor)
             if rescale is not None and not guarded:
                 yield self.finding(
@@ -110,13 +114,12 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
     def _argument_nodes(kernel: Kernel, arg: cst.BaseExpression) -> Iterator[cst.CSTNode]:
         """The exponent's own expression and the definitions of the names it uses directly
         (``alpha = exp(m_i - m_new)`` or ``d = m_i - m_new; exp(d)``), not the whole closure."""
-        flow = kernel.dataflow
         roots: list[cst.CSTNode] = [arg]
         pending: list[cst.CSTNode] = [arg]
         while pending:
             node = pending.pop()
             if isinstance(node, cst.Name):
-                roots.extend(value for _, value in flow.definition_values(node))
+                roots.extend(value for _, value in kernel.facts(Reaching).definition_values(node))
             else:
                 pending.extend(iter_children(node))
         for root in roots:
@@ -125,13 +128,12 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
     @staticmethod
     def _tests_infinity(kernel: Kernel, where: cst.Call) -> bool:
         """``tl.where(m == -inf, ...)``: a guard (a causal ``tl.where`` is not one)."""
-        flow = kernel.dataflow
         if not where.args:
             return False
-        for node in flow.closure(where.args[0].value, values_only=True):
+        for node in kernel.facts(Dependencies).closure(where.args[0].value, values_only=True):
             if isinstance(node, cst.Comparison):
                 operands = [node.left, *(c.comparator for c in node.comparisons)]
-                if any(flow.fill_value(o) in (math.inf, -math.inf) for o in operands):
+                if any(float_value(kernel, o) in (math.inf, -math.inf) for o in operands):
                     return True
         return False
 
@@ -139,7 +141,6 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
     def _starts_at_minus_inf(kernel: Kernel, expr: cst.BaseExpression) -> bool:
         """``expr`` is the running max itself: a name whose definitions are copies,
         ``tl.maximum`` updates and an initialisation to exactly -inf."""
-        flow = kernel.dataflow
         pending: list[cst.BaseExpression] = [expr]
         seen: set[int] = set()
         while pending:
@@ -150,27 +151,27 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
             if isinstance(node, cst.Subscript):
                 pending.append(node.value)
             elif isinstance(node, cst.Name):
-                pending.extend(value for _, value in flow.definition_values(node))
+                pending.extend(value for _, value in kernel.facts(Reaching).definition_values(node))
             elif isinstance(node, cst.Call):
-                short = flow.tl_short(node)
+                short = tl_short(kernel, node)
                 args = [a.value for a in node.args if a.keyword is None]
                 if short == "full":
                     value = next(
                         (a.value for a in node.args if a.keyword and a.keyword.value == "value"),
                         args[1] if len(args) > 1 else None,
                     )
-                    if value is not None and flow.fill_value(value) == -math.inf:
+                    if value is not None and float_value(kernel, value) == -math.inf:
                         return True
                 elif short == "maximum":
                     pending.extend(args)
             elif isinstance(node, cst.BinaryOperation) and isinstance(
                 node.operator, cst.Subtract | cst.Add
             ):
-                value = flow.fill_value(node.right)
+                value = float_value(kernel, node.right)
                 if (
                     value in (math.inf, -math.inf)
                     and isinstance(node.left, cst.Call)
-                    and flow.tl_short(node.left) == "zeros"
+                    and tl_short(kernel, node.left) == "zeros"
                 ):
                     return True
         return False
@@ -179,9 +180,8 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
     def _is_running_max(kernel: Kernel, expr: cst.BaseExpression) -> bool:
         """A running max whose scores can be -inf (masked with a -inf fill): only then can a
         row's max stay -inf and the rescale give NaN."""
-        flow = kernel.dataflow
-        for node in flow.closure(expr, values_only=True):
-            if isinstance(node, cst.Call) and flow.tl_short(node) == "maximum":
+        for node in kernel.facts(Dependencies).closure(expr, values_only=True):
+            if isinstance(node, cst.Call) and tl_short(kernel, node) == "maximum":
                 for arg in node.args[1:]:
                     if RunningMaxNan._can_be_minus_inf(kernel, arg.value):
                         return True
@@ -189,19 +189,18 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
 
     @staticmethod
     def _can_be_minus_inf(kernel: Kernel, scores: cst.BaseExpression) -> bool:
-        flow = kernel.dataflow
-        for node in flow.closure(scores):
-            if isinstance(node, cst.Call) and flow.tl_short(node) == "full":
+        for node in kernel.facts(Dependencies).closure(scores):
+            if isinstance(node, cst.Call) and tl_short(kernel, node) == "full":
                 continue  # the running max's own -inf initialisation
             if (
                 isinstance(node, cst.UnaryOperation | cst.Call | cst.Attribute)
-                and flow.fill_value(node) == -math.inf
+                and float_value(kernel, node) == -math.inf
             ):
-                parent = flow.parent(node)
+                parent = kernel.facts(Structure).parent(node)
                 if not (
                     isinstance(parent, cst.Arg)
-                    and isinstance(flow.parent(parent), cst.Call)
-                    and flow.tl_short(flow.parent(parent)) == "full"
+                    and isinstance(kernel.facts(Structure).parent(parent), cst.Call)
+                    and tl_short(kernel, kernel.facts(Structure).parent(parent)) == "full"
                 ):
                     return True
         return False

@@ -8,6 +8,8 @@ import libcst as cst
 
 from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.provenance import Provenance
+from triton_lint.model.structure import Structure
 from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
@@ -67,7 +69,9 @@ def relu(x_ptr, n, BLOCK: tl.constexpr, DEBUG: tl.constexpr = False):
                 what = "`print`"
             else:
                 continue
-            if any(kernel.is_compile_time(branch.test) for branch in call.branches):
+            if any(
+                kernel.facts(Provenance).is_compile_time(branch.test) for branch in call.branches
+            ):
                 continue
             yield self.finding(
                 kernel,
@@ -106,14 +110,13 @@ def _statement_of(
 ) -> tuple[cst.SimpleStatementLine | cst.SimpleStatementSuite, bool] | None:
     """The statement line holding ``call`` as its only statement, and whether it is alone in
     its block (so deleting it would leave the block empty)."""
-    flow = kernel.dataflow
-    expr = flow.parent(call)
+    expr = kernel.facts(Structure).parent(call)
     if not isinstance(expr, cst.Expr):
         return None
-    line = flow.parent(expr)
+    line = kernel.facts(Structure).parent(expr)
     if isinstance(line, cst.SimpleStatementSuite):
         return (line, True) if len(line.body) == 1 else None
     if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
         return None
-    block = flow.parent(line)
+    block = kernel.facts(Structure).parent(line)
     return line, isinstance(block, cst.IndentedBlock) and len(block.body) == 1

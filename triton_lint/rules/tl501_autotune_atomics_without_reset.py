@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
-from triton_lint.model.usage import pointer_bases
+from triton_lint.model.pointers import pointer_bases
 from triton_lint.rules.base import Rule
 
 # Atomics whose result depends on how many times the kernel ran (max/min/and/or/xchg/cas

@@ -8,8 +8,9 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.pointers import dereferenced_params
 from triton_lint.model.tree import iter_nodes
-from triton_lint.model.usage import dereferenced_params, is_per_call_size, literal_key
+from triton_lint.model.usage import Usage, is_per_call_size
 from triton_lint.rules.base import Rule
 
 
@@ -75,9 +76,9 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
         tune = kernel.autotune
-        if tune is None or not literal_key(tune.node):
+        if tune is None or not tune.key_is_literal:
             return
-        usage = kernel.usage
+        usage = kernel.facts(Usage)
         key_node = next(
             (a.value for a in tune.node.args if a.keyword is not None and a.keyword.value == "key"),
             tune.node,

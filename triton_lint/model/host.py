@@ -1,0 +1,269 @@
+"""Reading host code around launches: which value a host name holds where a kernel is launched.
+
+Launch sites (`triton_lint.model.launches`) record, for each launch, the names its enclosing
+function binds once (``block = triton.next_power_of_2(n)``), those it binds several times by
+plain assignments, and the one assignment that last runs before the launch. This module reads
+those bindings; it knows nothing of kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from triton_lint.model.tree import (
+    block_statements,
+    iter_nodes,
+    iter_small_statements,
+    statement_blocks,
+)
+
+
+def assignment_before(
+    function: cst.FunctionDef, call: cst.Call, name: str
+) -> cst.BaseExpression | None:
+    """The value of the ``name = value`` that last runs before ``call`` on every path: an
+    assignment in a block around the call, with no other binding of ``name`` in a branch or
+    loop between them (``grid = (...)`` before each of several launches)."""
+    value: cst.BaseExpression | None = None
+    block: cst.BaseSuite | None = function.body
+    while isinstance(block, cst.IndentedBlock):
+        for stmt in block.body:
+            if not any(node is call for node in iter_nodes(stmt)):
+                value = _rebinding(stmt, name, value)
+                continue
+            if isinstance(stmt, cst.SimpleStatementLine):
+                return value
+            if isinstance(stmt, cst.For | cst.While) and name in set(_assigned_names(stmt)):
+                return None  # a binding later in the loop body reaches the next iteration
+            block = next(
+                (b for b in statement_blocks(stmt) if any(n is call for n in iter_nodes(b))),
+                None,
+            )
+            if block is None:
+                return value  # the call is in the statement's header (an `if` test)
+            break
+        else:
+            return None
+    return None
+
+
+def _rebinding(
+    stmt: cst.CSTNode, name: str, value: cst.BaseExpression | None
+) -> cst.BaseExpression | None:
+    """``name``'s known value after ``stmt``: a single-target ``name = v`` gives ``v``, any
+    other binding (in a branch, a loop, a tuple target) makes it unknown."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if name in assigned_targets(small):
+                single = isinstance(small, cst.Assign) and len(small.targets) == 1
+                value = small.value if single else None
+        return value
+    return None if name in set(_assigned_names(stmt)) else value
+
+
+def simple_assignments(
+    node: cst.FunctionDef,
+) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """``name = value`` statements directly in a host function body (last one wins)."""
+    body = node.body
+    if not isinstance(body, cst.IndentedBlock):
+        return
+    nested: set[str] = set()  # names also assigned in branches/loops: value unknown
+    for stmt in body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            for child in block_statements(stmt):
+                nested.update(_assigned_names(child))
+    direct: list[tuple[str, cst.BaseExpression]] = []
+    for stmt in body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Name) and target.value not in nested:
+                        direct.append((target.value, small.value))
+    counts: dict[str, int] = {}
+    for name, _ in direct:
+        counts[name] = counts.get(name, 0) + 1
+    for name, value in direct:
+        if counts[name] == 1:  # reassigned (`grid = ...` per launch): depends on the launch
+            yield name, value
+
+
+def assigned_targets(small: cst.CSTNode) -> Iterator[str]:
+    """Names an assignment statement binds, through tuple and list unpacking."""
+    if isinstance(small, cst.Assign):
+        for target in small.targets:
+            yield from _target_names(target.target)
+    elif isinstance(small, cst.AnnAssign | cst.AugAssign):
+        yield from _target_names(small.target)
+
+
+def _target_names(target: cst.CSTNode) -> Iterator[str]:
+    """Names a binding target binds: ``a``, ``a, (b, *c)``, ``[a, b]``."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, cst.Tuple | cst.List):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
+
+
+class _BindingCounter(cst.CSTVisitor):
+    """Counts the bindings of each name in a function body (nested scopes are not entered)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+
+    def _bind(self, target: cst.CSTNode) -> None:
+        for name in _target_names(target):
+            self.counts[name] = self.counts.get(name, 0) + 1
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._bind(node.name)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self._bind(node.name)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:
+            self._bind(cst.Name(node.evaluated_name.split(".")[0]))
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self._bind(item.name)  # rebound elsewhere: never a single simple definition
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self._bind(item.name)
+
+
+def function_bindings(node: cst.FunctionDef) -> dict[str, int]:
+    """How many times each name is bound in a host function, its parameters included."""
+    counter = _BindingCounter()
+    params = node.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        counter._bind(param.name)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            counter._bind(star.name)
+    node.body.visit(counter)
+    return counter.counts
+
+
+def host_definitions(
+    node: cst.FunctionDef, bindings: dict[str, int]
+) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """``name = value`` and ``a, b = value`` directly in a host function body, for names bound
+    nowhere else in the function (not parameters, not reassigned, not assigned in a block)."""
+    body = node.body
+    if not isinstance(body, cst.IndentedBlock):
+        return
+    for stmt in body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target, value = small.targets[0].target, small.value
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                target, value = small.target, small.value
+            else:
+                continue
+            for name, source in _unpack(target, value):
+                if bindings.get(name) == 1:
+                    yield name, source
+
+
+def host_alternatives(
+    node: cst.FunctionDef, bindings: dict[str, int]
+) -> dict[str, list[cst.BaseExpression]]:
+    """Names a host function binds more than once, all by plain assignments (at any depth),
+    with every value they are given."""
+    body = node.body
+    if not isinstance(body, cst.IndentedBlock):
+        return {}
+    found: dict[str, list[cst.BaseExpression]] = {}
+    for small in iter_small_statements(body.body):
+        if not isinstance(small, cst.Assign):
+            continue
+        for target in small.targets:  # `a = b = 0` binds both to the value
+            for name, source in _unpack(target.target, small.value):
+                found.setdefault(name, []).append(source)
+    return {n: v for n, v in found.items() if len(v) > 1 and len(v) == bindings.get(n)}
+
+
+def _unpack(
+    target: cst.BaseExpression, value: cst.BaseExpression
+) -> Iterator[tuple[str, cst.BaseExpression]]:
+    if isinstance(target, cst.Name):
+        yield target.value, value
+    elif isinstance(target, cst.Tuple | cst.List):
+        elements = [el.value for el in target.elements]
+        if isinstance(value, cst.Tuple | cst.List) and len(value.elements) == len(elements):
+            pairs = [(el, v.value) for el, v in zip(elements, value.elements, strict=True)]
+        else:
+            # ``a, b = x.stride()`` binds ``a`` to ``x.stride()[0]``; from a starred target on,
+            # positions are unknown and the whole value stands in.
+            pairs, starred = [], False
+            for position, element in enumerate(target.elements):
+                starred = starred or isinstance(element, cst.StarredElement)
+                pairs.append((element.value, value if starred else _element(value, position)))
+        for element, source in pairs:
+            yield from _unpack(element, source)
+
+
+def _element(value: cst.BaseExpression, position: int) -> cst.Subscript:
+    """``value[position]``, a node made for tracing (it has no position in the file)."""
+    index = cst.Index(cst.Integer(str(position)))
+    return cst.Subscript(value, [cst.SubscriptElement(index)])
+
+
+def _assigned_names(node: cst.CSTNode) -> Iterator[str]:
+    """Names assigned by simple statements in ``node`` and the blocks nested in it."""
+    for small in iter_small_statements([node]):
+        yield from assigned_targets(small)
+
+
+def returned_value(node: cst.FunctionDef) -> cst.BaseExpression | None:
+    """The value of the first top-level ``return`` (also of ``def grid(meta): return ...``)."""
+    body = node.body
+    if isinstance(body, cst.SimpleStatementSuite):
+        lines: list[cst.BaseSmallStatement] = list(body.body)
+    elif isinstance(body, cst.IndentedBlock):
+        lines = [
+            small
+            for stmt in body.body
+            if isinstance(stmt, cst.SimpleStatementLine)
+            for small in stmt.body
+        ]
+    else:
+        return None
+    return next((small.value for small in lines if isinstance(small, cst.Return)), None)

@@ -1,0 +1,225 @@
+"""Launch sites: ``kernel[grid](args...)`` of this file's kernels, with their grids and the
+host values around them."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.host import (
+    assignment_before,
+    function_bindings,
+    host_alternatives,
+    host_definitions,
+    returned_value,
+    simple_assignments,
+)
+from triton_lint.model.kernel import LaunchSite, ModuleModel
+from triton_lint.model.names import dotted_name
+
+
+def find_launches(model: ModuleModel) -> None:
+    """Record the launches of ``model``'s kernels, visiting only the top-level statements that
+    mention one."""
+    finder = _LaunchFinder(model)
+    for top in _statements_mentioning_launches(model):
+        finder.top = top
+        top.visit(finder)
+
+
+def _statements_mentioning_launches(model: ModuleModel) -> list[cst.CSTNode]:
+    """Top-level statements whose lines contain ``kernel_name[``: the only ones worth visiting."""
+    names = "|".join(re.escape(name) for name in model.kernels_by_name)
+    pattern = re.compile(rf"\b(?:{names})\s*\[")
+    lines = {model.text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(model.text)}
+    if not lines:
+        return []
+    info = model.positions.line_info()
+    return [
+        top
+        for top in model.module.body
+        if any(info[id(top)][1] <= line <= info[id(top)][2] for line in lines)
+    ]
+
+
+class _LaunchFinder(cst.CSTVisitor):
+    """Finds ``kernel[grid](...)`` launches of this file's kernels, with their grids."""
+
+    def __init__(self, model: ModuleModel) -> None:
+        self.model = model
+        self.top: cst.CSTNode = model.module
+        self.scopes: list[dict[str, cst.BaseExpression]] = [{}]
+        self.definitions: list[dict[str, cst.BaseExpression]] = [{}]
+        self.alternatives: list[dict[str, list[cst.BaseExpression]]] = [{}]
+        self.locals: list[frozenset[str]] = [frozenset()]
+        self.function_defs: list[dict[str, cst.FunctionDef]] = [{}]
+        self.functions: list[cst.FunctionDef] = []
+        self.kernel_nodes = {id(k.node) for k in model.kernels}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if id(node) in self.kernel_nodes:
+            return False  # kernels launch nothing; skip their bodies
+        self.function_defs[-1][node.name.value] = node
+        self.scopes.append(dict(simple_assignments(node)))
+        bindings = function_bindings(node)
+        self.definitions.append(dict(host_definitions(node, bindings)))
+        self.alternatives.append(host_alternatives(node, bindings))
+        self.locals.append(self.locals[-1] | frozenset(bindings))
+        self.function_defs.append({})
+        self.functions.append(node)
+        return True
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        if id(original_node) not in self.kernel_nodes:
+            self.scopes.pop()
+            self.definitions.pop()
+            self.alternatives.pop()
+            self.locals.pop()
+            self.function_defs.pop()
+            self.functions.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Subscript) or not func.slice:
+            return
+        launched = func.value
+        if isinstance(launched, cst.Call) and launched.args:
+            # torch's `wrap_triton(kernel)[grid](...)` / `capture_triton(kernel)[grid](...)`
+            wrapper = dotted_name(launched.func) or ""
+            if wrapper.endswith(("wrap_triton", "capture_triton")):
+                launched = launched.args[0].value
+        name = dotted_name(launched)
+        if name is None:
+            return
+        short = name.rsplit(".", 1)[-1]
+        if short not in self.model.kernels_by_name:
+            return
+        if not all(isinstance(element.slice, cst.Index) for element in func.slice):
+            return
+        grid = _grid_expression(func)
+        if isinstance(grid, cst.Name) and self.functions and grid.value in self.alternatives[-1]:
+            grid = assignment_before(self.functions[-1], node, grid.value) or grid
+        dims, grid_top = self._grid_dims(grid)
+        site = LaunchSite(
+            kernel_name=short,
+            call=node,
+            top=self.top,
+            grid=grid,
+            grid_dims=dims,
+            grid_top=grid_top,
+            args=_positional_args(node),
+            keywords=_keyword_args(node, self.definitions[-1]),
+            host_definitions=self.definitions[-1],
+            host_alternatives=self.alternatives[-1],
+            host_locals=self.locals[-1],
+        )
+        self.model.add_launch(site, dict(self.scopes[-1]))
+
+    def _grid_dims(
+        self, grid: cst.BaseExpression
+    ) -> tuple[list[cst.BaseExpression] | None, cst.CSTNode | None]:
+        """The grid's elements, through names bound to a tuple, a lambda or a `def grid(meta)`
+        in the launching function, a function around it or the module (innermost first); and
+        the top-level statement holding them when that is not the launch's."""
+        top = None
+        seen = 0
+        while isinstance(grid, cst.Name) and seen < 4:
+            seen += 1
+            found, found_top = self._lookup(grid.value)
+            if found is None:
+                return None, None
+            grid, top = found, found_top or top
+        if isinstance(grid, cst.Lambda):
+            grid = grid.body
+        if isinstance(grid, cst.Tuple | cst.List):
+            return [el.value for el in grid.elements], top
+        return None, None
+
+    def _lookup(self, name: str) -> tuple[cst.BaseExpression | None, cst.CSTNode | None]:
+        for level in range(len(self.scopes) - 1, 0, -1):
+            if name in self.scopes[level]:
+                return self.scopes[level][name], None
+            if name in self.function_defs[level]:
+                return returned_value(self.function_defs[level][name]), None
+            if name in self.locals[level]:
+                return None, None  # a local bound some other way shadows outer names
+        if name in self.model.functions:
+            function = self.model.functions[name]
+            return returned_value(function), self.model.function_tops[name]
+        glob = self.model.globals.get(name)
+        return (glob.value, glob.top) if glob is not None else (None, None)
+
+
+def _positional_args(call: cst.Call) -> list[cst.BaseExpression]:
+    """Positional arguments, with ``*(a, b)`` and ``*((a, b) if c else (0, 0))`` spread (the
+    constant arm is the "absent" value); the positions after any other ``*args`` are unknown."""
+    found: list[cst.BaseExpression] = []
+    for arg in call.args:
+        if arg.keyword is not None or arg.star == "**":
+            continue
+        if not arg.star:
+            found.append(arg.value)
+            continue
+        elements = _spread_elements(arg.value)
+        if elements is None:
+            break
+        found.extend(elements)
+    return found
+
+
+def _spread_elements(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    if isinstance(value, cst.Tuple | cst.List):
+        if any(isinstance(el, cst.StarredElement) for el in value.elements):
+            return None
+        return [el.value for el in value.elements]
+    if isinstance(value, cst.IfExp):
+        body, orelse = _spread_elements(value.body), _spread_elements(value.orelse)
+        if body is None or orelse is None or len(body) != len(orelse):
+            return None
+        if all(evaluate(el) is not UNKNOWN for el in orelse):
+            return body
+        if all(evaluate(el) is not UNKNOWN for el in body):
+            return orelse
+    return None
+
+
+def _keyword_args(
+    call: cst.Call, definitions: dict[str, cst.BaseExpression]
+) -> dict[str, cst.BaseExpression]:
+    """Keyword arguments, with ``**kwargs`` spread when the host builds it once as
+    ``dict(a=..., b=...)`` or ``{"a": ..., "b": ...}``."""
+    found: dict[str, cst.BaseExpression] = {}
+    for arg in call.args:
+        if arg.keyword is not None:
+            found[arg.keyword.value] = arg.value
+        elif arg.star == "**":
+            value = arg.value
+            if isinstance(value, cst.Name):
+                value = definitions.get(value.value, value)
+            found.update(_dict_items(value))
+    return found
+
+
+def _dict_items(value: cst.BaseExpression) -> dict[str, cst.BaseExpression]:
+    if isinstance(value, cst.Call) and dotted_name(value.func) == "dict":
+        return {a.keyword.value: a.value for a in value.args if a.keyword is not None}
+    if isinstance(value, cst.Dict):
+        items = {}
+        for element in value.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                key = element.key.evaluated_value
+                if isinstance(key, str):
+                    items[key] = element.value
+        return items
+    return {}
+
+
+def _grid_expression(func: cst.Subscript) -> cst.BaseExpression:
+    """The grid of ``kernel[grid](...)``; ``kernel[M, N](...)`` and ``kernel[M,](...)`` are a
+    tuple grid written without parentheses."""
+    elements = [element.slice.value for element in func.slice]  # type: ignore[union-attr]
+    if len(func.slice) == 1 and func.slice[0].comma is cst.MaybeSentinel.DEFAULT:
+        return elements[0]
+    return cst.Tuple([cst.Element(value) for value in elements])
