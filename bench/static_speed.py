@@ -54,8 +54,10 @@ def main(paths: list[Path]) -> None:
     print(f"kernels          {kernels}")
     print(f"read+prefilter   {read:.2f} s")
     print(f"parse (libcst)   {parse:.2f} s  ({parsed_bytes / 1e6 / max(parse, 1e-9):.2f} MB/s)")
-    print(f"kernel model     {model:.2f} s")
-    print(f"rules            {rules_time:.2f} s  ({len(rules)} rules)")
+    print(f"kernel model     {model:.2f} s  (data and the walk of each kernel)")
+    print(
+        f"rules            {rules_time:.2f} s  ({len(rules)} rules, with the analyses they ask for)"
+    )
     print(f"total            {total:.2f} s  ({len(files) / max(total, 1e-9):.0f} files/s)")
 
 
