@@ -111,72 +111,42 @@ def _target_names(target: cst.CSTNode) -> Iterator[str]:
         yield from _target_names(target.value)
 
 
-class _BindingCounter(cst.CSTVisitor):
-    """Counts the bindings of each name in a function body (nested scopes are not entered)."""
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-
-    def _bind(self, target: cst.CSTNode) -> None:
-        for name in _target_names(target):
-            self.counts[name] = self.counts.get(name, 0) + 1
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self._bind(node.name)
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self._bind(node.name)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._bind(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._bind(node.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        if node.asname is None:
-            self._bind(cst.Name(node.evaluated_name.split(".")[0]))
-
-    def visit_Global(self, node: cst.Global) -> None:
-        for item in node.names:
-            self._bind(item.name)  # rebound elsewhere: never a single simple definition
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        for item in node.names:
-            self._bind(item.name)
+#: Nested scopes: their names are bound in the function, their bodies are not entered.
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 def function_bindings(node: cst.FunctionDef) -> dict[str, int]:
     """How many times each name is bound in a host function, its parameters included."""
-    counter = _BindingCounter()
+    counts: dict[str, int] = {}
     params = node.params
-    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-        counter._bind(param.name)
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            counter._bind(star.name)
-    node.body.visit(counter)
-    return counter.counts
+    names = [p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)]
+    names += [
+        s.name.value for s in (params.star_arg, params.star_kwarg) if isinstance(s, cst.Param)
+    ]
+    for child in iter_nodes(node.body, skip=_SCOPES):
+        names.extend(_bound_names(child))
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _bound_names(node: cst.CSTNode) -> Iterator[str]:
+    """Names one node binds: a target, a ``def``/``class`` name, an import, ``as`` names;
+    ``global``/``nonlocal`` count as bindings (rebound elsewhere: never a single definition)."""
+    if isinstance(node, cst.FunctionDef | cst.ClassDef):
+        yield node.name.value
+    elif isinstance(
+        node,
+        cst.AssignTarget | cst.AnnAssign | cst.AugAssign | cst.For | cst.CompFor | cst.NamedExpr,
+    ):
+        yield from _target_names(node.target)
+    elif isinstance(node, cst.AsName):
+        yield from _target_names(node.name)
+    elif isinstance(node, cst.ImportAlias) and node.asname is None:
+        yield node.evaluated_name.split(".")[0]
+    elif isinstance(node, cst.Global | cst.Nonlocal):
+        for item in node.names:
+            yield item.name.value
 
 
 def host_definitions(

@@ -18,6 +18,7 @@ from triton_lint.model.host import (
 )
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.names import dotted_name
+from triton_lint.model.tree import iter_children
 
 
 def find_launches(model: ModuleModel) -> None:
@@ -26,7 +27,7 @@ def find_launches(model: ModuleModel) -> None:
     finder = _LaunchFinder(model)
     for top in _statements_mentioning_launches(model):
         finder.top = top
-        top.visit(finder)
+        finder.walk(top)
 
 
 def _statements_mentioning_launches(model: ModuleModel) -> list[cst.CSTNode]:
@@ -44,8 +45,9 @@ def _statements_mentioning_launches(model: ModuleModel) -> list[cst.CSTNode]:
     ]
 
 
-class _LaunchFinder(cst.CSTVisitor):
-    """Finds ``kernel[grid](...)`` launches of this file's kernels, with their grids."""
+class _LaunchFinder:
+    """Finds ``kernel[grid](...)`` launches of this file's kernels, with their grids, keeping
+    the host scopes (functions) around each."""
 
     def __init__(self, model: ModuleModel) -> None:
         self.model = model
@@ -58,9 +60,24 @@ class _LaunchFinder(cst.CSTVisitor):
         self.functions: list[cst.FunctionDef] = []
         self.kernel_nodes = {id(k.node) for k in model.kernels}
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if id(node) in self.kernel_nodes:
-            return False  # kernels launch nothing; skip their bodies
+    def walk(self, top: cst.CSTNode) -> None:
+        """Visit ``top`` in source order (a field walk: libcst's visitor rebuilds every node)."""
+        pending: list[cst.CSTNode | None] = [top]  # None: leave the innermost function
+        while pending:
+            node = pending.pop()
+            if node is None:
+                self._leave_function()
+                continue
+            if isinstance(node, cst.FunctionDef):
+                if id(node) in self.kernel_nodes:
+                    continue  # kernels launch nothing; skip their bodies
+                self._enter_function(node)
+                pending.append(None)
+            elif isinstance(node, cst.Call):
+                self._call(node)
+            pending.extend(reversed(list(iter_children(node))))
+
+    def _enter_function(self, node: cst.FunctionDef) -> None:
         self.function_defs[-1][node.name.value] = node
         self.scopes.append(dict(simple_assignments(node)))
         bindings = function_bindings(node)
@@ -69,18 +86,16 @@ class _LaunchFinder(cst.CSTVisitor):
         self.locals.append(self.locals[-1] | frozenset(bindings))
         self.function_defs.append({})
         self.functions.append(node)
-        return True
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        if id(original_node) not in self.kernel_nodes:
-            self.scopes.pop()
-            self.definitions.pop()
-            self.alternatives.pop()
-            self.locals.pop()
-            self.function_defs.pop()
-            self.functions.pop()
+    def _leave_function(self) -> None:
+        self.scopes.pop()
+        self.definitions.pop()
+        self.alternatives.pop()
+        self.locals.pop()
+        self.function_defs.pop()
+        self.functions.pop()
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def _call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Subscript) or not func.slice:
             return
