@@ -465,21 +465,16 @@ def test_definitions_in_the_other_arm_do_not_reach_and_provenance_follows_reachi
     )
     kernel = model.kernels[0]
     in_arm, other_arm, after, looped = [a.value for a in kernel.accesses if a.kind == "store"]
-    assert kernel.facts(Reaching).reaching_with_entry(other_arm) == ([], True)  # the parameter only
-    assert [d.kind for d in kernel.facts(Reaching).reaching(in_arm)] == ["assign"]
-    assert (
-        kernel.facts(Reaching).reaching_with_entry(after)[1] is True
-    )  # the parameter, or the varlen value
-    assert kernel.facts(Provenance).of(other_arm) == Prov.RUNTIME
-    assert Prov.LOADED in kernel.facts(Provenance).of(in_arm) and Prov.WIDENED in kernel.facts(
-        Provenance
-    ).of(in_arm)
-    assert Prov.LOADED in kernel.facts(Provenance).of(after) and Prov.RUNTIME in kernel.facts(
-        Provenance
-    ).of(after)
+    reaching, prov = kernel.facts(Reaching), kernel.facts(Provenance).of
+    assert reaching.reaching_with_entry(other_arm) == ([], True)  # the parameter only
+    assert [d.kind for d in reaching.reaching(in_arm)] == ["assign"]
+    assert reaching.reaching_with_entry(after)[1] is True  # the parameter, or the varlen value
+    assert prov(other_arm) == Prov.RUNTIME
+    assert Prov.LOADED in prov(in_arm) and Prov.WIDENED in prov(in_arm)
+    assert Prov.LOADED in prov(after) and Prov.RUNTIME in prov(after)
     # around a loop, the other arm's value of the previous iteration does reach
     code = model.module.code_for_node
-    assert sorted(code(d.value) for d in kernel.facts(Reaching).reaching(looped)) == ["1", "2"]
+    assert sorted(code(d.value) for d in reaching.reaching(looped)) == ["1", "2"]
 
 
 def test_provenance_of_nodes_outside_the_tree_is_not_confused_by_reused_ids():

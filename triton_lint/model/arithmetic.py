@@ -13,6 +13,7 @@ from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.structure import Structure
+from triton_lint.model.tree import Worklist
 
 
 def is_quotient_by(kernel: Kernel, expr: cst.BaseExpression, divisor: cst.BaseExpression) -> bool:
@@ -33,14 +34,9 @@ def is_quotient_by(kernel: Kernel, expr: cst.BaseExpression, divisor: cst.BaseEx
 def is_remainder(kernel: Kernel, expr: cst.BaseExpression) -> bool:
     """``expr`` is ``a % n`` (possibly through names, subscripts, casts, ``(a % n) // g``,
     ``n - a % n`` and the arms of a ``tl.where``: a reflected coordinate)."""
-    pending: list[cst.BaseExpression] = [expr]
-    seen: set[int] = set()
+    pending = Worklist(expr)
     found = False
-    while pending:
-        node = pending.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in pending:
         if isinstance(node, cst.Subscript):
             pending.append(node.value)
         elif isinstance(node, cst.Name):

@@ -16,7 +16,7 @@ from triton_lint.model.kernel import Definition, Kernel
 from triton_lint.model.names import dotted_name
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.structure import Structure
-from triton_lint.model.tree import iter_children
+from triton_lint.model.tree import Worklist, iter_children
 
 
 class Dependencies:
@@ -45,13 +45,8 @@ class Dependencies:
         load (the loaded value does not depend on the address arithmetic) nor subscripts.
         ``stop_below(node)`` True yields ``node`` but not what it is computed from.
         """
-        seen: set[int] = set()
-        pending: list[cst.CSTNode] = [expr]
-        while pending:
-            node = pending.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
+        pending = Worklist(expr)
+        for node in pending:
             yield node
             if stop_below is not None and stop_below(node):
                 continue
@@ -102,13 +97,8 @@ class Dependencies:
         """Nodes whose value is summed into ``expr``: through names, ``+``/``-``, casts,
         ``tl.where`` arms and subscripts, but not through products, quotients or other calls
         (a decay factor ``kv * exp(g)`` is not a term of the sum)."""
-        seen: set[int] = set()
-        pending: list[cst.CSTNode] = [expr]
-        while pending:
-            node = pending.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
+        pending = Worklist(expr)
+        for node in pending:
             yield node
             if isinstance(node, cst.Name):
                 for definition, value in self.reaching.definition_values(node):
@@ -150,13 +140,8 @@ class Dependencies:
         of names; ``descend(node)`` sees every other node and returns False to stop below it.
         A loop variable stands for its range start when ``loop_starts`` (an index derived from
         it), and for nothing otherwise (a loop counter is no lane)."""
-        seen: set[int] = set()
-        pending: list[cst.CSTNode] = [expr]
-        while pending:
-            node = pending.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
+        pending = Worklist(expr)
+        for node in pending:
             if isinstance(node, cst.Name):
                 for definition in self.reaching.reaching(node):
                     if definition.kind == "for":

@@ -7,7 +7,7 @@ than parsing on large kernels. Reading the dataclass fields directly is several 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 
 import libcst as cst
@@ -86,3 +86,25 @@ def iter_small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmall
                 yield from block.body
             elif isinstance(block, cst.IndentedBlock):
                 pending.extend(reversed(block.body))
+
+
+class Worklist:
+    """Nodes to visit once each (by identity), last added first: the loop of every walk that
+    follows values through definitions (``for node in work: ... work.extend(...)``)."""
+
+    def __init__(self, *start: cst.CSTNode) -> None:
+        self._pending = list(start)
+        self._seen: set[int] = set()
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        while self._pending:
+            node = self._pending.pop()
+            if id(node) not in self._seen:
+                self._seen.add(id(node))
+                yield node
+
+    def append(self, node: cst.CSTNode) -> None:
+        self._pending.append(node)
+
+    def extend(self, nodes: Iterable[cst.CSTNode]) -> None:
+        self._pending.extend(nodes)

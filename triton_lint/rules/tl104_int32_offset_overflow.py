@@ -175,10 +175,8 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
     def _check_product(
         self, kernel: Kernel, node: cst.BinaryOperation
     ) -> tuple[cst.BaseExpression, list[cst.Call], list[Stride]] | None:
-        left, right = (
-            kernel.facts(Provenance).of(node.left),
-            kernel.facts(Provenance).of(node.right),
-        )
+        prov = kernel.facts(Provenance)
+        left, right = prov.of(node.left), prov.of(node.right)
         if Prov.WIDENED in left or Prov.WIDENED in right:
             return None
         for index, size, index_flags, size_flags in (

@@ -14,7 +14,7 @@ from triton_lint.model.kernel import Kernel
 from triton_lint.model.lane_values import float_value
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.structure import Structure
-from triton_lint.model.tree import iter_children, iter_nodes
+from triton_lint.model.tree import Worklist, iter_children, iter_nodes
 from triton_lint.rules.base import Rule
 
 _EXP = ("exp", "exp2")
@@ -141,13 +141,8 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
     def _starts_at_minus_inf(kernel: Kernel, expr: cst.BaseExpression) -> bool:
         """``expr`` is the running max itself: a name whose definitions are copies,
         ``tl.maximum`` updates and an initialisation to exactly -inf."""
-        pending: list[cst.BaseExpression] = [expr]
-        seen: set[int] = set()
-        while pending:
-            node = pending.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
+        pending = Worklist(expr)
+        for node in pending:
             if isinstance(node, cst.Subscript):
                 pending.append(node.value)
             elif isinstance(node, cst.Name):
