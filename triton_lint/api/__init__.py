@@ -180,6 +180,10 @@ class ApiTable:
         self.triton_version: str = data["triton"]
         self._mods: dict[str, dict] = data["modules"]
         self._deps: list[dict] = data["deprecations"]
+        # Rules ask the same questions for every call site; the answers never change.
+        self._names: dict[str, frozenset[str]] = {}
+        self._signatures: dict[tuple[str, str], Signature | None] = {}
+        self._removed_params: dict[tuple[str, str], dict[str, str]] = {}
 
     def __repr__(self) -> str:
         return f"ApiTable({self.triton_version})"
@@ -191,8 +195,10 @@ class ApiTable:
 
     def names(self, module: str) -> frozenset[str]:
         """Every real name of ``module`` (type stubs that do nothing are left out)."""
-        m = self._mod(module)
-        return frozenset(m["names"]) - frozenset(m.get("stubs", ()))
+        if module not in self._names:
+            m = self._mod(module)
+            self._names[module] = frozenset(m["names"]) - frozenset(m.get("stubs", ()))
+        return self._names[module]
 
     def has_name(self, module: str, name: str) -> bool:
         """Whether ``module.name`` exists and works in this version."""
@@ -217,8 +223,11 @@ class ApiTable:
 
     def signature(self, module: str, name: str) -> Signature | None:
         """Parameters of a callable (classes: their constructor), or None if unknown."""
-        toks = self._mod(module)["sigs"].get(name)
-        return None if toks is None else Signature.from_tokens(toks)
+        key = (module, name)
+        if key not in self._signatures:
+            toks = self._mod(module)["sigs"].get(name)
+            self._signatures[key] = None if toks is None else Signature.from_tokens(toks)
+        return self._signatures[key]
 
     @cached_property
     def _deprecations(self) -> list[Deprecation]:
@@ -282,6 +291,12 @@ class ApiTable:
     def removed_params(self, module: str, name: str) -> dict[str, str]:
         """Keyword parameters an older version accepted and this one does not, mapped to the
         version that dropped them (e.g. ``tl.load``'s ``boundary_check`` in 3.9)."""
+        key = (module, name)
+        if key not in self._removed_params:
+            self._removed_params[key] = self._find_removed_params(module, name)
+        return dict(self._removed_params[key])
+
+    def _find_removed_params(self, module: str, name: str) -> dict[str, str]:
         sig = self.signature(module, name)
         if sig is None or sig.var_kwargs:
             return {}

@@ -50,7 +50,8 @@ class Dependencies:
             yield node
             if stop_below is not None and stop_below(node):
                 continue
-            if isinstance(node, cst.Name):
+            kind = type(node)  # `type() is`, not `isinstance`: ABCMeta is slow on this path
+            if kind is cst.Name:
                 for definition in self.reaching.reaching(node):
                     if definition.value is not None:
                         pending.append(definition.value)
@@ -62,16 +63,16 @@ class Dependencies:
                         target = definition.node.target
                         if isinstance(target, cst.Name):
                             pending.extend(self._target_reads(definition))
-            elif isinstance(node, cst.Lambda) or self._stop(node, through_calls, values_only):
+            elif kind is cst.Lambda or (
+                kind is cst.Call and self._stop(node, through_calls, values_only)
+            ):
                 continue
-            elif values_only and isinstance(node, cst.Subscript):
+            elif values_only and kind is cst.Subscript:
                 pending.append(node.value)
             else:
                 pending.extend(iter_children(node))
 
-    def _stop(self, node: cst.CSTNode, through_calls: bool, values_only: bool) -> bool:
-        if not isinstance(node, cst.Call):
-            return False
+    def _stop(self, node: cst.Call, through_calls: bool, values_only: bool) -> bool:
         if not through_calls and is_opaque(self.kernel, node):
             return True
         return values_only and is_load(self.kernel, node)

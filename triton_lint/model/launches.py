@@ -75,7 +75,7 @@ class _LaunchFinder:
                 pending.append(None)
             elif isinstance(node, cst.Call):
                 self._call(node)
-            pending.extend(reversed(list(iter_children(node))))
+            pending.extend(reversed(iter_children(node)))
 
     def _enter_function(self, node: cst.FunctionDef) -> None:
         self.function_defs[-1][node.name.value] = node

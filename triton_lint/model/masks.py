@@ -21,6 +21,7 @@ class Masks:
         self.kernel = kernel
         self.dependencies = kernel.facts(Dependencies)
         self._bounded_aranges: set[int] | None = None
+        self._axes: dict[tuple[int, bool], set[int] | None] = {}
 
     def mask_axes(self, mask: cst.BaseExpression, layout: str = "same") -> set[int] | None:
         """Axes a 2-D mask constrains (``offs[:, None] < m`` -> {0}); None if unknown.
@@ -39,6 +40,14 @@ class Masks:
         return {1 - axis for axis in axes}
 
     def _mask_axes(self, mask: cst.BaseExpression, fallback: bool = True) -> set[int] | None:
+        # Rules ask for the same masks again and again (every use of a masked value).
+        key = (id(mask), fallback)
+        if key not in self._axes:
+            self._axes[key] = self._find_mask_axes(mask, fallback)
+        axes = self._axes[key]
+        return None if axes is None else set(axes)
+
+    def _find_mask_axes(self, mask: cst.BaseExpression, fallback: bool) -> set[int] | None:
         axes: set[int] = set()
         saw_lanes = False
         for node in self.dependencies.closure(mask):

@@ -75,6 +75,18 @@ def is_wide_dtype(path: str | None) -> bool:
     return path is not None and path.startswith(TL + ".") and path.rsplit(".", 1)[1] in WIDE_TYPES
 
 
+_LITERALS = frozenset(
+    {
+        cst.Integer,
+        cst.Float,
+        cst.Imaginary,
+        cst.SimpleString,
+        cst.ConcatenatedString,
+        cst.FormattedString,
+    }
+)
+
+
 class Provenance:
     """Computes and caches provenance flags for expressions of one kernel.
 
@@ -201,36 +213,35 @@ class Provenance:
         return flags
 
     def _compute(self, node: cst.BaseExpression) -> Prov:
-        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+        kind = type(node)  # `type() is`: node classes are concrete, and ABCMeta is slow
+        if kind in _LITERALS:
             return Prov.LITERAL
-        if isinstance(node, cst.ConcatenatedString | cst.FormattedString):
-            return Prov.LITERAL
-        if isinstance(node, cst.Name):
+        if kind is cst.Name:
             if node.value in ("None", "True", "False"):
                 return Prov.LITERAL
             return self._use(node)
-        if isinstance(node, cst.Attribute):
+        if kind is cst.Attribute:
             return self._attribute(node)
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             return self._call(node)
-        if isinstance(node, cst.BinaryOperation):
+        if kind is cst.BinaryOperation:
             left = self.of(node.left)
-            if isinstance(node.operator, cst.Modulo) and Prov.ARANGE in left:
+            if type(node.operator) is cst.Modulo and Prov.ARANGE in left:
                 return _wrapped(left) | self.of(node.right)
             return left | self.of(node.right)
-        if isinstance(node, cst.UnaryOperation):
+        if kind is cst.UnaryOperation:
             return self.of(node.expression)
-        if isinstance(node, cst.BooleanOperation):
+        if kind is cst.BooleanOperation:
             return self.of(node.left) | self.of(node.right)
-        if isinstance(node, cst.Comparison):
+        if kind is cst.Comparison:
             return self._union([node.left, *(c.comparator for c in node.comparisons)])
-        if isinstance(node, cst.Subscript):
+        if kind is cst.Subscript:
             return self._subscript(node)
-        if isinstance(node, cst.IfExp):
+        if kind is cst.IfExp:
             return self.of(node.body) | self.of(node.orelse)
-        if isinstance(node, cst.Tuple | cst.List):
+        if kind is cst.Tuple or kind is cst.List:
             return self._union([el.value for el in node.elements])
-        if isinstance(node, cst.NamedExpr):
+        if kind is cst.NamedExpr:
             return self.of(node.value)
         return Prov.NONE
 

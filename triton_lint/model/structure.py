@@ -33,6 +33,7 @@ class Structure:
         self._last: dict[int, int] = {}
         self._build_parents(kernel.node)
         self._context: dict[int, Context] = {}
+        self._exits: list[tuple[int, cst.BaseExpression]] | None = None
 
     def _build_parents(self, root: cst.CSTNode) -> None:
         """Parent links and pre-order numbers (source order) of every node in the kernel."""
@@ -46,7 +47,7 @@ class Structure:
             counter += 1
             self._pre[id(node)] = counter
             stack.append((node, True))
-            kids = list(iter_children(node))
+            kids = iter_children(node)
             for child in kids:
                 self._parent[id(child)] = node
             stack.extend((child, False) for child in reversed(kids))
@@ -67,12 +68,13 @@ class Structure:
             loops: list[int] = []
             child = node
             for parent in self.ancestors(node):
-                if isinstance(parent, cst.If | cst.IfExp):
+                kind = type(parent)  # not `isinstance`: ABCMeta checks dominate this loop
+                if kind is cst.If or kind is cst.IfExp:
                     if child is parent.body:
                         arms.append((id(parent), "body"))
                     elif child is parent.orelse:
                         arms.append((id(parent), "orelse"))
-                elif isinstance(parent, cst.For | cst.While) and child is parent.body:
+                elif (kind is cst.For or kind is cst.While) and child is parent.body:
                     loops.append(id(parent))
                 child = parent
             self._context[key] = Context(tuple(reversed(arms)), tuple(reversed(loops)))
@@ -80,20 +82,25 @@ class Structure:
 
     def early_exit_tests(self, node: cst.CSTNode) -> list[cst.BaseExpression]:
         """Tests of ``if cond: return`` statements that run before ``node``."""
-        tests = []
         position = self.position(node)
-        for candidate_id, parent in self._parent.items():
-            if not isinstance(parent, cst.If) or id(parent.body) != candidate_id:
-                continue
-            body = parent.body
-            if self.position(parent) >= position or not isinstance(body, cst.IndentedBlock):
-                continue
-            last = body.body[-1] if body.body else None
-            if isinstance(last, cst.SimpleStatementLine) and any(
-                isinstance(small, cst.Return) for small in last.body
-            ):
-                tests.append(parent.test)
-        return tests
+        return [test for start, test in self._early_exits() if start < position]
+
+    def _early_exits(self) -> list[tuple[int, cst.BaseExpression]]:
+        """(position, test) of every ``if`` whose indented body ends in ``return``."""
+        if self._exits is None:
+            self._exits = []
+            for candidate_id, parent in self._parent.items():
+                if type(parent) is not cst.If or id(parent.body) != candidate_id:
+                    continue
+                body = parent.body
+                if not isinstance(body, cst.IndentedBlock):
+                    continue
+                last = body.body[-1] if body.body else None
+                if isinstance(last, cst.SimpleStatementLine) and any(
+                    isinstance(small, cst.Return) for small in last.body
+                ):
+                    self._exits.append((self.position(parent), parent.test))
+        return self._exits
 
     def in_loop(self, node: cst.CSTNode) -> bool:
         """True when ``node`` is inside the body of a ``for``/``while`` loop of the kernel."""

@@ -7,7 +7,7 @@ than parsing on large kernels. Reading the dataclass fields directly is several 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 
 import libcst as cst
@@ -22,19 +22,34 @@ def _field_names(node_type: type) -> tuple[str, ...]:
     )
 
 
-def iter_children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Direct children of ``node`` in source order (whitespace and parentheses skipped)."""
-    if isinstance(node, cst.IfExp):  # `body if test else orelse`: fields are test-first
-        yield from (node.body, node.test, node.orelse)
-        return
+def iter_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Direct children of ``node`` in source order (whitespace and parentheses skipped).
+
+    A list, not a generator: every caller consumes all of them, and this is the hottest
+    function of a run."""
+    if type(node) is cst.IfExp:  # `body if test else orelse`: fields are test-first
+        return [node.body, node.test, node.orelse]
+    children: list[cst.CSTNode] = []
     for name in _field_names(type(node)):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+        value_type = type(value)
+        if value_type is tuple or value_type is list:
+            children.extend(item for item in value if _is_node(type(item)))
+        elif _is_node(value_type):
+            children.append(value)
+    return children
+
+
+#: Node type -> whether it is a CST node. ``isinstance`` against libcst's abstract base
+#: classes goes through ``ABCMeta`` and dominated the walks' cost.
+_NODE_TYPES: dict[type, bool] = {}
+
+
+def _is_node(value_type: type) -> bool:
+    known = _NODE_TYPES.get(value_type)
+    if known is None:
+        known = _NODE_TYPES[value_type] = issubclass(value_type, cst.CSTNode)
+    return known
 
 
 def iter_nodes(node: cst.CSTNode, *, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
@@ -45,8 +60,29 @@ def iter_nodes(node: cst.CSTNode, *, skip: tuple[type, ...] = ()) -> Iterator[cs
         yield current
         if current is not node and isinstance(current, skip):
             continue
-        children = list(iter_children(current))
-        pending.extend(reversed(children))
+        pending.extend(reversed(iter_children(current)))
+
+
+class FieldVisitor:
+    """A visitor over the dataclass fields (see the module docstring for why not ``CSTVisitor``).
+
+    ``visit_<NodeType>(node)`` is called for each node that has one; returning ``False`` skips
+    the node's children. Subclasses walk a subtree with `walk`.
+    """
+
+    def walk(self, node: cst.CSTNode) -> None:
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            method = _visit_method(type(self), type(current))
+            if method is not None and method(self, current) is False:
+                continue
+            pending.extend(reversed(iter_children(current)))
+
+
+@cache
+def _visit_method(visitor: type, node_type: type) -> Callable[..., bool | None] | None:
+    return getattr(visitor, f"visit_{node_type.__name__}", None)
 
 
 def statement_blocks(node: cst.CSTNode) -> Iterator[cst.BaseSuite]:

@@ -25,6 +25,7 @@ from triton_lint.api import load_table
 from triton_lint.model.kernel import Kernel, Param
 from triton_lint.model.names import TL, dotted_name
 from triton_lint.model.provenance import Prov, Provenance
+from triton_lint.model.tree import FieldVisitor
 
 #: Parameter names of Triton functions and tensor methods that must be compile-time values.
 COMPILE_TIME_ARGS = frozenset(
@@ -129,8 +130,8 @@ class Usage:
         visitor = _UsageVisitor(kernel, self)
         for param in kernel.node.params.params + kernel.node.params.kwonly_params:
             if param.annotation is not None:
-                param.annotation.visit(visitor)
-        kernel.node.body.visit(visitor)
+                visitor.walk(param.annotation)
+        visitor.walk(kernel.node.body)
 
     def reads(self, name: str) -> bool:
         """Whether the body reads ``name`` at all."""
@@ -187,7 +188,7 @@ def is_flag_like(param: Param) -> bool:
     return isinstance(default, cst.Name) and default.value in ("True", "False")
 
 
-class _UsageVisitor(cst.CSTVisitor):
+class _UsageVisitor(FieldVisitor):
     def __init__(self, kernel: Kernel, usage: Usage) -> None:
         self.kernel = kernel
         self.usage = usage
@@ -203,11 +204,11 @@ class _UsageVisitor(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         self._triton_ref(node)
-        node.value.visit(self)
+        self.walk(node.value)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        self.walk(node.value)
         return False
 
     def visit_Param(self, node: cst.Param) -> bool:
@@ -219,29 +220,29 @@ class _UsageVisitor(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> bool:
         self._visit_target(node.target)
-        node.iter.visit(self)
+        self.walk(node.iter)
         if isinstance(node.iter, cst.Call):
             path = self._callee_path(node.iter)
             if path in _LOOP_FUNCS:
                 self.usage.loop_bound_exprs.extend(
                     a.value for a in node.iter.args if a.keyword is None
                 )
-        node.body.visit(self)
+        self.walk(node.body)
         if node.orelse is not None:
-            node.orelse.visit(self)
+            self.walk(node.orelse)
         return False
 
     def visit_CompFor(self, node: cst.CompFor) -> bool:
         self._visit_target(node.target)
-        node.iter.visit(self)
+        self.walk(node.iter)
         for condition in node.ifs:
-            condition.visit(self)
+            self.walk(condition)
         if node.inner_for_in is not None:
-            node.inner_for_in.visit(self)
+            self.walk(node.inner_for_in)
         return False
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
-        node.value.visit(self)
+        self.walk(node.value)
         return False
 
     def _visit_target(self, target: cst.BaseExpression) -> None:
@@ -253,7 +254,7 @@ class _UsageVisitor(cst.CSTVisitor):
         elif isinstance(target, cst.StarredElement):
             self._visit_target(target.value)
         else:
-            target.visit(self)
+            self.walk(target)
 
     def _triton_ref(self, node: cst.BaseExpression, call: cst.Call | None = None) -> None:
         if id(node) in self._refs_seen:

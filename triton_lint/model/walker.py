@@ -36,6 +36,9 @@ _ATOMIC_OPS = {
 }
 
 
+_NOT_KERNEL_CODE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
 def walk_kernel(kernel: Kernel) -> None:
     """Record the kernel's definitions and calls, then classify its memory accesses."""
     walker = _KernelWalker(kernel)
@@ -78,32 +81,31 @@ class _KernelWalker:
                 self._define(element, node, element_value, "unpack" if kind != "for" else kind)
 
     def _walk(self, node: cst.CSTNode) -> None:
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        # `type(...) is` on these concrete node classes: `isinstance` against libcst's
+        # ABCMeta classes costs several times more, on every node of every kernel.
+        kind = type(node)
+        if kind in _NOT_KERNEL_CODE:
             return  # unsupported inside kernels (TL204); their names are not kernel locals
-        if isinstance(node, cst.If):
+        if kind is cst.If or kind is cst.IfExp:
             self._walk(node.test)
             self._walk_arm(node, "body", node.body)
             if node.orelse is not None:
                 self._walk_arm(node, "orelse", node.orelse)
             return
-        if isinstance(node, cst.IfExp):
-            self._walk(node.test)
-            self._walk_arm(node, "body", node.body)
-            self._walk_arm(node, "orelse", node.orelse)
-            return
-        if isinstance(node, cst.Assign):
+        if kind is cst.Call:
+            self._record_call(node)
+        elif kind is cst.Assign:
             for target in node.targets:
                 self._define(target.target, node, node.value, "assign")
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
-            self._define(node.target, node, node.value, "assign")
-        elif isinstance(node, cst.AugAssign):
+        elif kind is cst.AnnAssign:
+            if node.value is not None:
+                self._define(node.target, node, node.value, "assign")
+        elif kind is cst.AugAssign:
             self._define(node.target, node, node.value, "augassign")
-        elif isinstance(node, cst.For):
+        elif kind is cst.For:
             self._define(node.target, node, node.iter, "for")
-        elif isinstance(node, cst.NamedExpr):
+        elif kind is cst.NamedExpr:
             self._define(node.target, node, node.value, "walrus")
-        elif isinstance(node, cst.Call):
-            self._record_call(node)
         for child in iter_children(node):
             self._walk(child)
 

@@ -149,13 +149,14 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
             rows = _row_index(kernel, sources)
             # The product over a whole tensor is the convincing one: a row stride of a data
             # tensor, an outermost stride, or else the most runtime sizes multiplied
-            # (`split * M * N` over `split * tiles`).
+            # (`split * M * N` over `split * tiles`); then the first in source order.
+            order = kernel.facts(Structure).position
             products.sort(
                 key=lambda p: (
                     not p.spans_tensor(rows),
                     not p.outermost,
                     -p.size_factors,
-                    kernel.span(p.node).line,
+                    order(p.node),
                 )
             )
             yield self._report(kernel, products[0], sources, len(products) - 1, rows)

@@ -28,7 +28,9 @@ _STATEMENTS: dict[type, str] = {
     cst.Yield: "`yield`",
     cst.Await: "`await`",
 }
-_ALWAYS_REJECTED_COMPREHENSIONS = (cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_ALWAYS_REJECTED_COMPREHENSIONS = frozenset({cst.SetComp, cst.DictComp, cst.GeneratorExp})
+_LOOPS = frozenset({cst.For, cst.While})
+_ASSIGNMENTS = frozenset({cst.Assign, cst.AugAssign, cst.AnnAssign})
 
 
 class UnsupportedConstruct(Rule):
@@ -140,30 +142,31 @@ class _Finder:
         self.modern = target >= (3, 9)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        what = _STATEMENTS.get(type(node))
+        # Node classes are concrete: `type(...)` lookups instead of `isinstance` on ABCMeta
+        # classes, once per node of every kernel.
+        kind = type(node)
+        what = _STATEMENTS.get(kind)
         if what is not None:
             self.found.append((node, what))
-            return not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
-        if isinstance(node, (cst.For, cst.While)):
+            return kind not in (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+        if kind in _LOOPS:
             self.loop_depth += 1
-        elif isinstance(node, cst.Return) and self.loop_depth:
+        elif kind is cst.Return and self.loop_depth:
             self.found.append((node, "`return` inside a loop"))
-        elif isinstance(node, cst.With) and not self.modern:
+        elif kind is cst.With and not self.modern:
             self.found.append((node, "`with`"))
-        elif isinstance(node, _ALWAYS_REJECTED_COMPREHENSIONS):
+        elif kind in _ALWAYS_REJECTED_COMPREHENSIONS:
             self.found.append((node, "a set/dict comprehension or generator expression"))
             return False
-        elif isinstance(node, cst.ListComp):
+        elif kind is cst.ListComp:
             if not self.modern:
                 self.found.append((node, "a list comprehension (before Triton 3.9)"))
                 return False
             if node.for_in.inner_for_in is not None:
                 self.found.append((node, "a nested comprehension (several `for` clauses)"))
                 return False
-        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            targets = (
-                [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            )
+        elif kind in _ASSIGNMENTS:
+            targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]
             for target in targets:
                 if isinstance(target, cst.Subscript):
                     self.found.append((node, "item assignment (`x[i] = ...`)"))
@@ -172,5 +175,5 @@ class _Finder:
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if isinstance(original_node, (cst.For, cst.While)):
+        if type(original_node) in _LOOPS:
             self.loop_depth -= 1
