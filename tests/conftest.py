@@ -30,3 +30,9 @@ def lint_codes(
 @pytest.fixture
 def repo() -> Path:
     return REPO
+
+
+@pytest.fixture(autouse=True)
+def _results_cache_outside_the_checkout(tmp_path_factory, monkeypatch):
+    """Runs of the CLI in tests keep their results cache in a temporary directory."""
+    monkeypatch.setenv("TRITON_LINT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))

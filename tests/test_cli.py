@@ -159,13 +159,23 @@ def test_stdin_with_filename(tree):
 
 
 def test_syntax_and_decode_errors_are_findings_and_the_run_goes_on(tmp_path):
-    (tmp_path / "a.py").write_text("import triton\ndef broken(:\n")
-    (tmp_path / "b.py").write_bytes(b"# -*- coding: ascii -*-\nimport triton\nx = '\xff'\n")
+    (tmp_path / "a.py").write_text("import triton\n@triton.jit\ndef broken(:\n")
+    (tmp_path / "b.py").write_bytes(
+        b"# -*- coding: ascii -*-\nimport triton\n@triton.jit\ndef k():\n    x = '\xff'\n"
+    )
     (tmp_path / "c.py").write_text(BAD)
+    # No `jit` decorator: no kernel can be here, so the file is not parsed at all.
+    (tmp_path / "d.py").write_text("import triton\ndef broken(:\n")
+    (tmp_path / "e.py").write_bytes(b"# -*- coding: ascii -*-\nimport triton\nx = '\xff'\n")
     result = run(".", cwd=tmp_path)
     assert result.exit_code == 1
-    codes = [line.split(" ")[1] for line in finding_lines(result.output)]
-    assert codes == ["TL001", "TL001", "TL101", "TL401"]
+    located = [line.split(" ")[:2] for line in finding_lines(result.output)]
+    assert located == [
+        ["a.py:3:12:", "TL001"],
+        ["b.py:1:1:", "TL001"],
+        ["c.py:8:9:", "TL101"],
+        ["c.py:9:5:", "TL401"],
+    ]
     assert "cannot decode file" in result.output
 
 

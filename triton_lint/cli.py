@@ -9,13 +9,13 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from triton_lint import __version__
 from triton_lint.baseline import BaselineError, apply_baseline, load_baseline, render_baseline
+from triton_lint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from triton_lint.config import (
     DEVICES,
     FAIL_ON,
@@ -27,9 +27,9 @@ from triton_lint.config import (
 from triton_lint.docs import render_code
 from triton_lint.dynamic.codes import CODES, DynamicCode
 from triton_lint.dynamic.compute_sanitizer import SanitizerUnavailable
-from triton_lint.dynamic.devices import Device, DeviceError, resolve_device
+from triton_lint.dynamic.devices import DeviceError, resolve_device
 from triton_lint.dynamic_report import DynamicReport
-from triton_lint.finding import Finding
+from triton_lint.dynamic_run import DynamicRun, check_sanitizer, run_dynamic
 from triton_lint.fixes import unified_diff
 from triton_lint.reporters import REPORTERS
 from triton_lint.reporters.common import display_path
@@ -138,7 +138,20 @@ def cli() -> None:
     "-j",
     type=click.IntRange(min=1),
     default=None,
-    help="Stress-case children in parallel (default: one per GPU; 1 on the interpreter).",
+    help="Files linted in parallel (default: one per core) and, with --dynamic, stress-case "
+    "children (default: one per GPU; 1 on the interpreter).",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Lint every file again instead of reusing the results cache.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Where the results cache lives (default `.triton_lint_cache` in the project root; "
+    "config key `cache-dir`, environment variable TRITON_LINT_CACHE_DIR).",
 )
 @click.option(
     "--repeats",
@@ -197,6 +210,8 @@ def check(
     dynamic_timeout: float,
     device: str | None,
     jobs: int | None,
+    no_cache: bool,
+    cache_dir: Path | None,
     repeats: int,
     sanitizer: str | None,
     sanitize_all: bool,
@@ -230,6 +245,8 @@ def check(
             target_version=target_version,
             fix="diff" if diff else "fix" if fix else None,
             unsafe_fixes=unsafe_fixes,
+            jobs=jobs,
+            cache_dir=None if no_cache else _cache_dir(cache_dir, config, isolated),
         )
         if from_stdin:
             result = lint_stdin(stdin_filename or "-", options)
@@ -237,10 +254,8 @@ def check(
             result = lint_paths(list(paths) or [Path(".")], options)
     except (ConfigError, SelectionError, TargetVersionError, BaselineError) as error:
         raise LintUsageError(str(error)) from error
-    if (sanitizer or device or jobs or bench or large) and not dynamic:
-        raise LintUsageError(
-            "--device, --jobs, --sanitizer, --bench and --large apply to --dynamic runs"
-        )
+    if (sanitizer or device or bench or large) and not dynamic:
+        raise LintUsageError("--device, --sanitizer, --bench and --large apply to --dynamic runs")
     if dynamic and not from_stdin:
         requested = device or (config.device if config is not None else None)
         try:
@@ -248,7 +263,7 @@ def check(
                 requested = config_for_directory(Path.cwd().resolve()).device
             resolved = resolve_device(requested or "auto")
             if sanitizer is not None:
-                _check_sanitizer(resolved)
+                check_sanitizer(resolved)
             if (bench or large) and resolved.kind != "cuda":
                 raise DeviceError(
                     f"--{'bench' if bench else 'large'} runs kernels natively and needs a CUDA "
@@ -256,7 +271,7 @@ def check(
                 )
         except (ConfigError, DeviceError, SanitizerUnavailable) as error:
             raise LintUsageError(str(error)) from error
-        _run_dynamic(
+        run_dynamic(
             result,
             list(paths) or [Path(".")],
             DynamicRun(
@@ -291,6 +306,21 @@ def check(
     sys.exit(1 if failing and not exit_zero else 0)
 
 
+def _cache_dir(option: Path | None, config: Config | None, isolated: bool) -> Path:
+    """The option, else TRITON_LINT_CACHE_DIR, else `cache-dir` of the explicit or the
+    working directory's configuration (relative to its file), else the project root's."""
+    if option is not None:
+        return option
+    environment = os.environ.get("TRITON_LINT_CACHE_DIR")
+    if environment:
+        return Path(environment)
+    if config is None:
+        config = Config(root=Path.cwd()) if isolated else config_for_directory(Path.cwd().resolve())
+    if config.cache_dir is not None:
+        return config.root / config.cache_dir
+    return config.root / DEFAULT_CACHE_DIR
+
+
 #: Severities from the worst: `--fail-on warning` fails on ranks 0 and 1.
 _SEVERITY_RANK = {name: rank for rank, name in enumerate(FAIL_ON)}
 
@@ -302,55 +332,6 @@ def _fail_on(option: str | None, config: Config | None, isolated: bool) -> int:
     if chosen is None and not isolated and config is None:
         chosen = config_for_directory(Path.cwd().resolve()).fail_on
     return _SEVERITY_RANK[chosen or "info"]
-
-
-@dataclass(frozen=True)
-class DynamicRun:
-    """The `--dynamic` options after the device was resolved."""
-
-    device: Device
-    timeout: float
-    jobs: int | None
-    repeats: int
-    redzones: bool
-    sanitizer: str | None = None
-    sanitize_all: bool = False
-    large: bool = False
-    bench: bool = False
-
-
-def _check_sanitizer(device: Device) -> None:
-    """--sanitizer needs a GPU run and the tool itself."""
-    from triton_lint.dynamic.compute_sanitizer import find_compute_sanitizer
-
-    if device.kind != "cuda":
-        raise DeviceError(
-            "--sanitizer runs cases natively under compute-sanitizer and needs a CUDA GPU "
-            f"(the cases would run on: {device.description})"
-        )
-    find_compute_sanitizer()
-
-
-def _run_dynamic(result: RunResult, paths: list[Path], run: DynamicRun) -> None:
-    """Run stress cases in child processes and merge their findings with the static ones."""
-    from triton_lint.dynamic import confirm, run_paths_report
-
-    dynamic_findings, report = run_paths_report(
-        paths,
-        timeout=run.timeout,
-        progress=True,
-        device=run.device,
-        jobs=run.jobs,
-        repeats=run.repeats,
-        redzones=run.redzones,
-        sanitizer=run.sanitizer,
-        sanitize_all=run.sanitize_all,
-        large=run.large,
-        bench=run.bench,
-    )
-    result.dynamic = report
-    confirm(result.findings, dynamic_findings)
-    result.findings = sorted([*result.findings, *dynamic_findings], key=Finding.sort_key)
 
 
 def _exit_on_crashes(result: RunResult) -> None:

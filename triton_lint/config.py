@@ -25,6 +25,7 @@ _KEYS = {
     "fork-backends",
     "device",
     "fail-on",
+    "cache-dir",
 }
 #: `device`: where `--dynamic` runs stress cases (the `--device` option overrides it).
 DEVICES = ("auto", "cuda", "interpreter")
@@ -73,6 +74,7 @@ class Config:
     fork_backends: tuple[str, ...] = DEFAULT_FORK_BACKENDS
     device: str | None = None
     fail_on: str | None = None
+    cache_dir: str | None = None  # relative to `root`
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -110,8 +112,12 @@ def parse_table(table: dict[str, Any], source: Path) -> Config:
     fail_on = table.get("fail-on")
     if fail_on is not None and fail_on not in FAIL_ON:
         raise ConfigError(f"{source}: `fail-on` must be one of {', '.join(map(repr, FAIL_ON))}")
+    cache_dir = table.get("cache-dir")
+    if cache_dir is not None and (not isinstance(cache_dir, str) or not cache_dir.strip()):
+        raise ConfigError(f"{source}: `cache-dir` must be a directory path")
     return Config(
         root=source.parent,
+        cache_dir=cache_dir,
         device=device,
         fail_on=fail_on,
         source=source,

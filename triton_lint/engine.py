@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
@@ -29,6 +31,25 @@ class FileResult:
     crashes: list[str] = field(default_factory=list)
     text: str | None = None
     model: ModuleModel | None = None
+    #: Line of the ``def`` of each kernel a finding names (reports group findings by kernel).
+    kernel_lines: dict[str, int] = field(default_factory=dict)
+
+    def to_cache(self) -> dict[str, Any]:
+        """What the results cache keeps: everything a report shows, not the text or model."""
+        return {
+            "findings": [finding.to_dict() for finding in self.findings],
+            "warnings": self.warnings,
+            "kernel_lines": self.kernel_lines,
+        }
+
+    @classmethod
+    def from_cache(cls, path: str, data: dict[str, Any]) -> FileResult:
+        return cls(
+            path,
+            findings=[Finding.from_dict(f) for f in data["findings"]],
+            warnings=list(data["warnings"]),
+            kernel_lines=dict(data["kernel_lines"]),
+        )
 
 
 def decode(data: bytes) -> str:
@@ -42,14 +63,27 @@ def mentions_triton(text: str) -> bool:
     return "triton" in text
 
 
+def may_hold_kernels(data: bytes) -> bool:
+    """The prefilter on raw bytes, before decoding: a kernel file mentions both words."""
+    return b"triton" in data and b"jit" in data
+
+
+#: A decorator whose last name contains ``jit`` (``@triton.jit``, ``@jit(...)``,
+#: ``@triton_jit``, not ``@torch.jit.script``), or an import that renames ``jit``.
+_KERNEL_HINT = re.compile(
+    r"^[ \t]*@[ \t]*(?:\w+[ \t]*\.[ \t]*)*\w*jit\w*\b(?![ \t]*\.)|\bjit[ \t]+as\b", re.MULTILINE
+)
+
+
 def _syntax_error(path: str, line: int, column: int, message: str) -> Finding:
     rule = rules_by_code()["TL001"]
     return rule.finding_at(path, Span(line, column, line, column + 1), message)
 
 
 def may_define_kernels(text: str) -> bool:
-    """Kernels need a ``jit`` decorator; other files are only checked for syntax errors."""
-    return "jit" in text
+    """Kernels need a ``jit`` decorator: files without one (an import of Triton, a call of
+    ``torch.jit``) are not parsed at all, not even for syntax errors."""
+    return "jit" in text and _KERNEL_HINT.search(text) is not None
 
 
 def _wants_tl001(rules: Sequence[Rule]) -> bool:
@@ -80,6 +114,8 @@ def _describe_parse_error(path: str, text: str, error: cst.ParserSyntaxError) ->
 def lint_bytes(
     path: str, data: bytes, rules: Sequence[Rule], target_version: str | None = None
 ) -> FileResult:
+    if not may_hold_kernels(data):
+        return FileResult(path)
     try:
         text = decode(data)
     except (SyntaxError, UnicodeDecodeError, LookupError) as error:
@@ -99,16 +135,10 @@ def lint_text(
     (resolved by `triton_lint.target.resolve_target` when None).
     """
     result = FileResult(path, text=text)
-    if not mentions_triton(text):
+    if not (mentions_triton(text) and may_define_kernels(text)):
         return result
     suppressions = parse_suppressions(text)
     result.warnings.extend(f"{path}:{line}: {message}" for line, message in suppressions.warnings)
-    if not may_define_kernels(text):
-        # No kernel can be here: the stdlib parser is enough to report syntax errors.
-        finding = _python_syntax_error(path, text) if _wants_tl001(rules) else None
-        if finding is not None and not suppressions.suppresses(finding.line, finding.code):
-            result.findings.append(finding)
-        return result
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
@@ -135,4 +165,8 @@ def lint_text(
             continue
         result.findings.extend(f for f in findings if not suppressions.suppresses(f.line, f.code))
     result.findings.sort(key=Finding.sort_key)
+    named = {finding.kernel for finding in result.findings}
+    for kernel in model.kernels:
+        if kernel.name in named and kernel.name not in result.kernel_lines:
+            result.kernel_lines[kernel.name] = kernel.span(kernel.node.name).line
     return result

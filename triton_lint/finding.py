@@ -147,3 +147,45 @@ class Finding:
         if self.related:
             data["related"] = [location.to_dict() for location in self.related]
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Finding:
+        """The finding `to_dict` wrote (the results cache stores findings this way)."""
+        fix = data.get("fix")
+        return cls(
+            path=data["path"],
+            span=_span(data),
+            code=data["code"],
+            name=data["name"],
+            severity=Severity(data["severity"]),
+            category=Category(data["category"]),
+            message=data["message"],
+            kernel=data["kernel"],
+            properties=data.get("properties", {}),
+            fix=None
+            if fix is None
+            else Fix(
+                Applicability(fix["applicability"]),
+                fix["message"],
+                tuple(
+                    Edit(
+                        Span(
+                            edit["location"]["row"],
+                            edit["location"]["column"],
+                            edit["end_location"]["row"],
+                            edit["end_location"]["column"],
+                        ),
+                        edit["content"],
+                    )
+                    for edit in fix["edits"]
+                ),
+            ),
+            related=tuple(
+                RelatedLocation(location["path"], _span(location), location["message"])
+                for location in data.get("related", ())
+            ),
+        )
+
+
+def _span(data: dict[str, Any]) -> Span:
+    return Span(data["line"], data["column"], data["end_line"], data["end_column"])

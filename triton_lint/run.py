@@ -6,16 +6,20 @@ import fnmatch
 import re
 import sys
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
+from triton_lint.cache import LintCache, entry_key
 from triton_lint.config import Config, config_for_directory
 from triton_lint.discovery import is_excluded, iter_python_files
 from triton_lint.dynamic_report import DynamicReport
-from triton_lint.engine import FileResult, lint_bytes, lint_text
+from triton_lint.engine import FileResult, decode, lint_bytes, lint_text, may_hold_kernels
 from triton_lint.finding import Finding
 from triton_lint.fixes import FixError, FixOutcome, fix_text, fixable, write_fixed
 from triton_lint.rules.base import Rule
 from triton_lint.selection import Layer, expand, resolve, rules_for
+from triton_lint.target import resolve_target
+from triton_lint.workers import FileJob, default_jobs, lint_jobs
 
 
 @dataclass
@@ -28,6 +32,8 @@ class RunOptions:
     target_version: str | None = None
     fix: str | None = None  # "fix" (apply and write) or "diff" (compute, do not write)
     unsafe_fixes: bool = False  # also apply fixes marked unsafe
+    jobs: int | None = None  # files linted in parallel (None: one per core)
+    cache_dir: Path | None = None  # the results cache (None: no cache)
 
 
 @dataclass
@@ -67,10 +73,9 @@ class Runner:
             return self.options.config
         return config_for_directory(directory.resolve())
 
-    def rules_for_file(self, path: Path, config: Config, fork: bool) -> list[Rule]:
+    def rules_for_file(self, path: Path, relative: str, config: Config, fork: bool) -> list[Rule]:
         """The selected rules, less per-file ignores and, for vendor-fork code, the rules
-        that judge code against upstream Triton."""
-        relative = _relative(path, config.root)
+        that judge code against upstream Triton (``relative``: the path from the config root)."""
         ignored: list[str] = []
         for pattern, codes in config.per_file_ignores:
             if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(path.name, pattern):
@@ -102,23 +107,63 @@ class Runner:
                 self.result.unreadable.append((str(path), "no such file or directory"))
         return list(dict.fromkeys(files))
 
-    def lint_path(self, path: Path) -> None:
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            self.result.unreadable.append((str(path), error.strerror or str(error)))
-            return
-        self.lint_data(path, str(path), data)
+    def lint_files(self, files: list[Path]) -> None:
+        """Lint ``files``: cached results where the cache has them, the rest in parallel."""
+        cache = LintCache(self.options.cache_dir) if self.options.cache_dir else None
+        slots: list[tuple[FileJob | None, FileResult | None]] = []
+        pending: list[FileJob] = []
+        for path in files:
+            try:
+                data = path.read_bytes()
+            except OSError as error:
+                self.result.unreadable.append((str(path), error.strerror or str(error)))
+                continue
+            if not may_hold_kernels(data):
+                slots.append((None, FileResult(str(path))))  # no kernel can be here
+                continue
+            job = self.job_for(path, str(path), data)
+            result: FileResult | None = None
+            if cache is not None:
+                hit = cache.get(_key(job))
+                result = FileResult.from_cache(job.display, hit) if hit is not None else None
+            if result is None:
+                pending.append(job)
+            slots.append((job, result))
+        linted = iter(lint_jobs(pending, self.options.jobs or default_jobs()))
+        for job, cached in slots:
+            result = cached if cached is not None else next(linted)
+            if job is not None:
+                if cached is None and cache is not None and not result.crashes:
+                    cache.put(_key(job), result.to_cache())
+                if result.findings:  # fingerprints read the source around findings
+                    result.text = _text(job.data)
+            self.record(result)
+        if cache is not None:
+            cache.prune()
+
+    def job_for(self, path: Path, display: str, data: bytes) -> FileJob:
+        """The file's rules and target version, from its configuration."""
+        rules, target, _ = self.settings_for(path)
+        return FileJob(display, data, tuple(rule.code for rule in rules), target)
+
+    def settings_for(self, path: Path) -> tuple[list[Rule], str, bool]:
+        config = self.config_for(path.parent)
+        relative = _relative(path, config.root)
+        fork = is_fork_backend(relative, config.fork_backends)
+        self.result.fork_files += fork
+        target = resolve_target(self.options.target_version or config.target_version)
+        return self.rules_for_file(path, relative, config, fork), target, fork
 
     def lint_data(self, path: Path, display: str, data: bytes) -> None:
-        config = self.config_for(path.parent)
-        fork = is_fork_backend(_relative(path, config.root), config.fork_backends)
-        self.result.fork_files += fork
-        rules = self.rules_for_file(path, config, fork)
-        target = self.target_version(config)
+        """Lint one file here, fixing it when asked (standard input, `--fix`, `--diff`)."""
+        rules, target, _ = self.settings_for(path)
         file_result = lint_bytes(display, data, rules, target)
         if self.options.fix and file_result.text is not None:
             self.fix_file(path, display, data, file_result, rules, target)
+        file_result.model = None
+        self.record(file_result)
+
+    def record(self, file_result: FileResult) -> None:
         self.result.files_checked += 1
         self.result.files.append(file_result)
         self.result.findings.extend(file_result.findings)
@@ -161,12 +206,9 @@ class Runner:
             final = last[-1]
             file_result.findings = final.findings
             file_result.text = final.text
-            file_result.model = final.model
+            file_result.kernel_lines = final.kernel_lines
             file_result.warnings = final.warnings
             file_result.crashes.extend(final.crashes)
-
-    def target_version(self, config: Config) -> str | None:
-        return self.options.target_version or config.target_version
 
 
 def fork_note(count: int) -> str:
@@ -194,17 +236,43 @@ def is_fork_backend(relative: str, backends: tuple[str, ...]) -> bool:
 
 def _relative(path: Path, root: Path) -> str:
     try:
-        return path.resolve().relative_to(root).as_posix()
+        return (_resolved(path.parent) / path.name).relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
 
 
+@cache
+def _resolved(directory: Path) -> Path:
+    """Resolving a path stats every component: once per directory, not once per file."""
+    return directory.resolve()
+
+
 def lint_paths(paths: list[Path], options: RunOptions) -> RunResult:
     runner = Runner(options)
-    for path in runner.collect(paths):
-        runner.lint_path(path)
+    files = runner.collect(paths)
+    if options.fix:
+        for path in files:  # one file at a time: fixes rewrite files and re-lint them
+            try:
+                data = path.read_bytes()
+            except OSError as error:
+                runner.result.unreadable.append((str(path), error.strerror or str(error)))
+                continue
+            runner.lint_data(path, str(path), data)
+    else:
+        runner.lint_files(files)
     runner.result.findings.sort(key=Finding.sort_key)
     return runner.result
+
+
+def _key(job: FileJob) -> str:
+    return entry_key(job.display, job.codes, job.target, job.data)
+
+
+def _text(data: bytes) -> str | None:
+    try:
+        return decode(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
 
 
 def lint_stdin(display: str, options: RunOptions) -> RunResult:

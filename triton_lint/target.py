@@ -8,6 +8,7 @@ version triton-lint knows.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from triton_lint.api import available_versions, installed_triton_version
 
@@ -25,6 +26,7 @@ def minor(version: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+@cache  # reading package metadata scans sys.path: once per run, not once per file
 def resolve_target(explicit: str | None) -> str:
     """The ``MAJOR.MINOR`` to check against."""
     candidate = explicit or installed_triton_version() or available_versions()[-1]

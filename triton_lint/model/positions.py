@@ -24,6 +24,10 @@ from triton_lint.model.tree import iter_children
 
 #: Compound statements generated header-only: their indented blocks become ``: pass``.
 _HEADER_ONLY = (cst.If, cst.For, cst.While, cst.With, cst.FunctionDef, cst.ClassDef)
+_COMPOUND = frozenset(
+    {cst.If, cst.For, cst.While, cst.With, cst.FunctionDef, cst.ClassDef}
+    | {cst.Try, cst.TryStar, cst.Match}
+)
 _PASS = cst.SimpleStatementSuite(body=[cst.Pass()])
 _INDENT = re.compile(r"[ \t\f]*")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -274,9 +278,10 @@ def _assign_owners(top: cst.CSTNode, index: _TopIndex) -> None:
     pending: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(top, None)]
     while pending:
         node, owner = pending.pop()
-        if isinstance(node, cst.SimpleStatementLine):
+        kind = type(node)  # not `isinstance`: ABCMeta checks would dominate this walk
+        if kind is cst.SimpleStatementLine:
             owner = node
-        elif isinstance(node, cst.BaseCompoundStatement):
+        elif kind in _COMPOUND:
             index.owner[id(node)] = None  # a whole compound statement: its full code
             # An `elif` generated alone would read `if`: its test is placed by the top.
             owner = None if id(node) in elifs else node

@@ -121,10 +121,8 @@ class _Group:
 def _groups(result: RunResult) -> list[_Group]:
     kernel_lines: dict[tuple[str, str], int] = {}
     for file in result.files:
-        if file.model is None:
-            continue
-        for kernel in file.model.kernels:
-            kernel_lines.setdefault((file.path, kernel.name), kernel.span(kernel.node.name).line)
+        for name, line in file.kernel_lines.items():
+            kernel_lines.setdefault((file.path, name), line)
     groups: dict[tuple[str, str | None], _Group] = {}
     for finding in result.findings:
         key = (finding.path, finding.kernel)

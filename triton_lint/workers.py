@@ -1,0 +1,68 @@
+"""Lint many files at once in worker processes; results come back in the order given."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from functools import cache
+
+from triton_lint.engine import FileResult, lint_bytes
+from triton_lint.rules.base import Rule
+from triton_lint.selection import rules_for
+
+
+@dataclass(frozen=True)
+class FileJob:
+    """One file to lint and what decides its findings: sent to a worker as is."""
+
+    display: str  # the path findings carry
+    data: bytes
+    codes: tuple[str, ...]
+    target: str
+
+
+def default_jobs() -> int:
+    """The cores this process may use."""
+    if hasattr(os, "process_cpu_count"):  # Python 3.13+
+        return os.process_cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+@cache
+def _rules(codes: tuple[str, ...]) -> list[Rule]:
+    return rules_for(set(codes))
+
+
+def lint_job(job: FileJob) -> FileResult:
+    """Lint one file; the model and text stay behind (the parent has the bytes)."""
+    result = lint_bytes(job.display, job.data, _rules(job.codes), job.target)
+    result.model = None
+    result.text = None
+    return result
+
+
+def lint_jobs(jobs: Sequence[FileJob], workers: int) -> list[FileResult]:
+    """Results of ``jobs`` in order, from up to ``workers`` processes (one: in this one).
+
+    If a worker dies (killed for memory, say), the files it had not finished are linted here.
+    """
+    if workers <= 1 or len(jobs) <= 1:
+        return [lint_job(job) for job in jobs]
+    # fork starts a worker in milliseconds with everything imported; elsewhere spawn is
+    # the only safe choice.
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+    results: list[FileResult] = []
+    try:
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+            for result in pool.map(lint_job, jobs, chunksize=1):
+                results.append(result)
+    except BrokenProcessPool:
+        results.extend(lint_job(job) for job in jobs[len(results) :])
+    return results
