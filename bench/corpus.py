@@ -124,12 +124,13 @@ def _wheel_for(name: str, version: str, wheels: Path) -> Path | None:
     return None
 
 
-def fetch(cache: Path) -> list[tuple[str, str, Path]]:
-    """Download (if missing) and unpack each pinned wheel; return (name, version, dir)."""
+def fetch(cache: Path, pinned: list[tuple[str, str]] | None = None) -> list[tuple[str, str, Path]]:
+    """Download (if missing) and unpack each pinned wheel (all of `PINNED` by default);
+    return (name, version, dir)."""
     wheels = cache / "wheels"
     wheels.mkdir(parents=True, exist_ok=True)
     unpacked = []
-    for name, version in PINNED:
+    for name, version in PINNED if pinned is None else pinned:
         target = cache / f"{name}-{version}"
         if not (target / ".unpacked").exists():
             wheel = _wheel_for(name, version, wheels)
@@ -162,7 +163,8 @@ def fetch(cache: Path) -> list[tuple[str, str, Path]]:
                         archive.extract(member, target)
             (target / ".unpacked").touch()
         unpacked.append((name, version, target))
-    (cache / "READY").touch()
+    if pinned is None:
+        (cache / "READY").touch()
     return unpacked
 
 

@@ -105,6 +105,20 @@ def test_cache_dir_option_and_config_key(project, linted, monkeypatch):
     assert not (project / ".triton_lint_cache").exists()
 
 
+def test_a_cache_dir_that_is_not_a_path_is_a_configuration_error(project, monkeypatch):
+    monkeypatch.delenv("TRITON_LINT_CACHE_DIR")
+    (project / "pyproject.toml").write_text("[tool.triton-lint]\ncache-dir = 3\n")
+    result = run(".", cwd=project)
+    assert result.exit_code == 2 and "`cache-dir` must be a directory path" in result.output
+
+
+def test_an_unwritable_cache_is_no_error(project, monkeypatch):
+    (project / "blocked").write_text("a file where the cache directory would go")
+    result = run("--cache-dir", "blocked/cache", "--format", "json", ".", cwd=project)
+    assert result.exit_code == 1
+    assert [f["code"] for f in json.loads(result.output)] == ["TL101", "TL401"]
+
+
 def test_a_damaged_entry_is_a_miss(project, linted):
     run(".", cwd=project)
     for entry in _entries(Path(os.environ["TRITON_LINT_CACHE_DIR"])):

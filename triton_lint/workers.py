@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sys
@@ -41,10 +42,22 @@ def _rules(codes: tuple[str, ...]) -> list[Rule]:
 
 
 def lint_job(job: FileJob) -> FileResult:
-    """Lint one file; the model and text stay behind (the parent has the bytes)."""
-    result = lint_bytes(job.display, job.data, _rules(job.codes), job.target)
-    result.model = None
-    result.text = None
+    """Lint one file; the model and text stay behind (the parent has the bytes).
+
+    The collector is paused while a file is linted: its passes over the tree libcst builds
+    (hundreds of thousands of young objects) cost an eighth of the run, and the model is
+    cyclic garbage all at once afterwards, freed by one young-generation collection.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        result = lint_bytes(job.display, job.data, _rules(job.codes), job.target)
+        result.model = None
+        result.text = None
+    finally:
+        if enabled:
+            gc.enable()
+    gc.collect(0)
     return result
 
 
