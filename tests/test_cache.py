@@ -84,7 +84,7 @@ def test_content_rules_and_target_version_are_part_of_the_key(project, linted):
     assert linted == []
 
 
-def test_no_cache_and_fixes_neither_read_nor_write_it(project, linted, tmp_path_factory):
+def test_no_cache_and_fixes_neither_read_nor_write_it(project, linted):
     cache = Path(os.environ["TRITON_LINT_CACHE_DIR"])
     before = _entries(cache)
     run("--no-cache", ".", cwd=project)

@@ -113,10 +113,8 @@ class Runner:
         slots: list[tuple[FileJob | None, FileResult | None]] = []
         pending: list[FileJob] = []
         for path in files:
-            try:
-                data = path.read_bytes()
-            except OSError as error:
-                self.result.unreadable.append((str(path), error.strerror or str(error)))
+            data = self.read(path)
+            if data is None:
                 continue
             if not may_hold_kernels(data):
                 slots.append((None, FileResult(str(path))))  # no kernel can be here
@@ -141,22 +139,35 @@ class Runner:
         if cache is not None:
             cache.prune()
 
+    def read(self, path: Path) -> bytes | None:
+        try:
+            return path.read_bytes()
+        except OSError as error:
+            self.result.unreadable.append((str(path), error.strerror or str(error)))
+            return None
+
     def job_for(self, path: Path, display: str, data: bytes) -> FileJob:
         """The file's rules and target version, from its configuration."""
-        rules, target, _ = self.settings_for(path)
+        rules, target = self.settings_for(path)
         return FileJob(display, data, tuple(rule.code for rule in rules), target)
 
-    def settings_for(self, path: Path) -> tuple[list[Rule], str, bool]:
+    def settings_for(self, path: Path) -> tuple[list[Rule], str]:
+        """The rules and the Triton version for one file (and count it if it is fork code)."""
         config = self.config_for(path.parent)
         relative = _relative(path, config.root)
         fork = is_fork_backend(relative, config.fork_backends)
         self.result.fork_files += fork
         target = resolve_target(self.options.target_version or config.target_version)
-        return self.rules_for_file(path, relative, config, fork), target, fork
+        return self.rules_for_file(path, relative, config, fork), target
+
+    def lint_path(self, path: Path) -> None:
+        data = self.read(path)
+        if data is not None:
+            self.lint_data(path, str(path), data)
 
     def lint_data(self, path: Path, display: str, data: bytes) -> None:
         """Lint one file here, fixing it when asked (standard input, `--fix`, `--diff`)."""
-        rules, target, _ = self.settings_for(path)
+        rules, target = self.settings_for(path)
         file_result = lint_bytes(display, data, rules, target)
         if self.options.fix and file_result.text is not None:
             self.fix_file(path, display, data, file_result, rules, target)
@@ -252,12 +263,7 @@ def lint_paths(paths: list[Path], options: RunOptions) -> RunResult:
     files = runner.collect(paths)
     if options.fix:
         for path in files:  # one file at a time: fixes rewrite files and re-lint them
-            try:
-                data = path.read_bytes()
-            except OSError as error:
-                runner.result.unreadable.append((str(path), error.strerror or str(error)))
-                continue
-            runner.lint_data(path, str(path), data)
+            runner.lint_path(path)
     else:
         runner.lint_files(files)
     runner.result.findings.sort(key=Finding.sort_key)
