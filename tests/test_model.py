@@ -8,6 +8,7 @@ import libcst as cst
 import pytest
 
 from triton_lint.model.build import build_module_model
+from triton_lint.model.lane_values import classify
 from triton_lint.model.layouts import Layouts
 from triton_lint.model.masks import Masks
 from triton_lint.model.provenance import Prov, Provenance
@@ -497,3 +498,32 @@ def test_provenance_of_nodes_outside_the_tree_is_not_confused_by_reused_ids():
     for _ in range(200):
         assert kernel.facts(Provenance).is_compile_time(cst.parse_expression("half"))
         assert not kernel.facts(Provenance).is_compile_time(cst.parse_expression("row"))
+
+
+@pytest.mark.parametrize(
+    "imports, wrapper",
+    [
+        ("import triton.language as tl", "tl.constexpr"),
+        ("import triton.language as tl", "triton.language.constexpr"),
+        ("from triton.language import constexpr", "constexpr"),
+        ("from triton.language.core import constexpr as ce", "ce"),
+    ],
+)
+def test_constant_values_read_through_constexpr_wrappers(imports, wrapper):
+    model = model_of(
+        f"""
+        import triton
+        {imports}
+
+        NEG = {wrapper}(-1e30)
+
+        @triton.jit
+        def k(p):
+            a = NEG
+            b = {wrapper}(0.0)
+            c = SOMETHING(1.0)
+        """
+    )
+    kernel = model.kernels[0]
+    values = [d[0].value for d in (kernel.definitions[n] for n in "abc")]
+    assert [classify(kernel, value) for value in values] == ["-inf", "zero", "unknown"]

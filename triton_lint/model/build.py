@@ -21,7 +21,7 @@ from triton_lint.model.kernel import (
     Param,
 )
 from triton_lint.model.launches import find_launches
-from triton_lint.model.names import TL, Aliases
+from triton_lint.model.names import CONSTEXPR, TL, Aliases
 from triton_lint.model.tree import block_statements
 from triton_lint.model.walker import walk_kernel
 
@@ -112,10 +112,7 @@ def _collect_global(model: ModuleModel, small: cst.BaseSmallStatement, top: cst.
         is_constexpr = False
         if annotation is not None and model.aliases.resolve(annotation) == f"{TL}.constexpr":
             is_constexpr = True
-        if isinstance(value, cst.Call) and model.aliases.resolve(value.func) in (
-            f"{TL}.constexpr",
-            f"{TL}.core.constexpr",
-        ):
+        if isinstance(value, cst.Call) and model.aliases.resolve(value.func) in CONSTEXPR:
             is_constexpr = True
         model.globals[target.value] = Global(target.value, small, value, is_constexpr, top)
         if is_constexpr:
@@ -270,7 +267,7 @@ def _read_params(kernel: Kernel, node: cst.FunctionDef) -> None:
                 )
             else:
                 annotation = aliases.resolve(ann)
-        is_constexpr = annotation in (f"{TL}.constexpr", f"{TL}.core.constexpr")
+        is_constexpr = annotation in CONSTEXPR
         entry = Param(param.name.value, index, param, annotation, is_constexpr, param.default)
         kernel.params.append(entry)
         kernel.params_by_name[entry.name] = entry

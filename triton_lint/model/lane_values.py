@@ -15,7 +15,7 @@ import libcst as cst
 
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Kernel
-from triton_lint.model.names import dotted_name
+from triton_lint.model.names import CONSTEXPR
 
 #: Masked-off lane values. ``undef``: a masked load without ``other=``; ``absmin``: 0 where
 #: every real lane is >= 0 (so 0 is neutral for max too); ``shifted``: a non-neutral finite
@@ -207,30 +207,14 @@ def float_value(kernel: Kernel, node: cst.BaseExpression) -> Any:
     if isinstance(node, cst.Name):
         glob = kernel.module.globals.get(node.value)
         if glob is not None and glob.value is not None and node.value not in kernel.definitions:
-            value = glob.value
-            if (
-                isinstance(value, cst.Call)
-                and value.args
-                and dotted_name(value.func)
-                in (
-                    "tl.constexpr",
-                    "triton.language.constexpr",
-                    "constexpr",
-                )
-            ):
-                value = value.args[0].value
-            return float_value(kernel, value)
+            return float_value(kernel, glob.value)
         return UNKNOWN
     if (
         isinstance(node, cst.Call)
         and node.args
-        and dotted_name(node.func)
-        in (
-            "tl.constexpr",
-            "triton.language.constexpr",
-        )
+        and kernel.module.aliases.resolve(node.func) in CONSTEXPR
     ):
-        return float_value(kernel, node.args[0].value)
+        return float_value(kernel, node.args[0].value)  # `tl.constexpr(-1e30)`
     return evaluate(node)
 
 

@@ -19,6 +19,8 @@ from triton_lint.model.tree import iter_small_statements
 CONVENTIONAL = {"triton": "triton", "tl": "triton.language"}
 
 TL = "triton.language"
+#: What ``tl.constexpr`` resolves to, as an annotation or a wrapper call ``tl.constexpr(3)``.
+CONSTEXPR = frozenset({f"{TL}.constexpr", f"{TL}.core.constexpr"})
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
