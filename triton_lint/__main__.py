@@ -2,4 +2,5 @@
 
 from triton_lint.cli import main
 
-main()
+if __name__ == "__main__":  # spawned worker processes import this module as __mp_main__
+    main()

@@ -7,6 +7,8 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from triton_lint.fingerprint import split_lines
+
 _FILE = re.compile(r"#\s*triton-lint\s*:\s*noqa\b(?P<rest>.*)", re.IGNORECASE)
 _INLINE = re.compile(r"#\s*noqa\b(?P<rest>.*)", re.IGNORECASE)
 _CODES = re.compile(r"^\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:\s*[,\s]\s*[A-Z]+[0-9]+)*)\s*,?")
@@ -86,3 +88,49 @@ def parse_suppressions(text: str) -> Suppressions:
             existing = result.lines.get(line, set())
             result.lines[line] = None if existing is None else existing | codes
     return result
+
+
+_INLINE_CODES = re.compile(
+    r"#\s*noqa\s*:\s*[A-Z]+[0-9]+(?:\s*[,\s]\s*[A-Z]+[0-9]+)*", re.IGNORECASE
+)
+
+
+def noqa_edit(text: str, line: int, code: str) -> tuple[int, int, str] | None:
+    """The edit that silences ``code`` on ``line``: ``(start, end, replacement)``, 1-based
+    columns on that line, end exclusive.
+
+    A ``# noqa: CODES`` comment already on the line gets the code added to its list; any other
+    line gets ``  # noqa: CODE`` at its end. None when no comment can silence it there (the line
+    ends inside a string or a backslash continuation, or the file cannot be tokenized): the
+    edit is checked by reading the directives of the edited text back.
+    """
+    lines = split_lines(text)
+    if not 1 <= line <= len(lines):
+        return None
+    body = lines[line - 1].rstrip("\r\n")
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    comment = next(
+        (tok for tok in tokens if tok.type == tokenize.COMMENT and tok.start[0] == line), None
+    )
+    existing = _INLINE_CODES.search(comment.string) if comment is not None else None
+    if comment is not None and existing is not None:
+        column = comment.start[1] + existing.end()
+        edit = (column + 1, column + 1, f", {code}")
+    else:
+        kept = len(body.rstrip())
+        edit = (kept + 1, len(body) + 1, f"  # noqa: {code}")
+    start, end, replacement = edit
+    edited = body[: start - 1] + replacement + body[end - 1 :]
+    new_text = "".join([*lines[: line - 1], edited + lines[line - 1][len(body) :], *lines[line:]])
+    try:
+        edited_tokens = tokenize.generate_tokens(io.StringIO(new_text).readline)
+        if any(tok.type == tokenize.ERRORTOKEN for tok in edited_tokens):
+            return None
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    if not parse_suppressions(new_text).suppresses(line, code):
+        return None
+    return edit

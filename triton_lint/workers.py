@@ -6,13 +6,16 @@ import gc
 import multiprocessing
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 
-from triton_lint.engine import FileResult, lint_bytes
+from triton_lint.engine import FileResult, lint_bytes, lint_text
+from triton_lint.finding import Finding
+from triton_lint.fixes import fix_text
 from triton_lint.rules.base import Rule
 from triton_lint.selection import rules_for
 
@@ -42,23 +45,51 @@ def _rules(codes: tuple[str, ...]) -> list[Rule]:
 
 
 def lint_job(job: FileJob) -> FileResult:
-    """Lint one file; the model and text stay behind (the parent has the bytes).
+    """Lint one file; the model and text stay behind (the parent has the bytes)."""
+    with _collector_paused():
+        result = lint_bytes(job.display, job.data, _rules(job.codes), job.target)
+        result.model = None
+        result.text = None
+    return result
 
-    The collector is paused while a file is linted: its passes over the tree libcst builds
-    (hundreds of thousands of young objects) cost an eighth of the run, and the model is
-    cyclic garbage all at once afterwards, freed by one young-generation collection.
+
+def lint_source(display: str, text: str, codes: tuple[str, ...], target: str) -> FileResult:
+    """Lint an editor's unsaved text (the language server's worker runs this)."""
+    with _collector_paused():
+        result = lint_text(display, text, _rules(codes), target)
+        result.model = None
+        result.text = None
+    return result
+
+
+def fix_source(display: str, text: str, codes: tuple[str, ...], target: str, unsafe: bool) -> str:
+    """``text`` with every applicable fix applied, re-linted until stable (as `--fix`)."""
+    rules = _rules(codes)
+
+    def relint(candidate: str) -> list[Finding]:
+        return lint_text(display, candidate, rules, target).findings
+
+    with _collector_paused():
+        outcome, _ = fix_text(display, text, relint(text), relint, unsafe)
+    return outcome.fixed
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the collector while a file is linted.
+
+    Its passes over the tree libcst builds (hundreds of thousands of young objects) cost an
+    eighth of the run, and the model is cyclic garbage all at once afterwards, freed by one
+    young-generation collection.
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
-        result = lint_bytes(job.display, job.data, _rules(job.codes), job.target)
-        result.model = None
-        result.text = None
+        yield
     finally:
         if enabled:
             gc.enable()
     gc.collect(0)
-    return result
 
 
 def lint_jobs(jobs: Sequence[FileJob], workers: int) -> list[FileResult]:
