@@ -456,6 +456,20 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
     click.echo("\n".join(render_code(r) for r in rules), nl=False)
 
 
+@cli.command()
+@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default and only way).")
+def server(stdio: bool) -> None:
+    """Run the language server (LSP over stdio) for editors; needs the [lsp] extra."""
+    try:
+        from triton_lint.lsp.server import serve
+    except ImportError as error:
+        raise LintUsageError(
+            f"the language server needs pygls ({error}); install it with "
+            "`pip install 'triton-lint[lsp]'`"
+        ) from error
+    serve()
+
+
 def main() -> None:
     """Console entry point: any unexpected exception is an internal error (exit 2), never 1."""
     try:

@@ -124,6 +124,9 @@ class StressItem(pytest.Item):
     def __init__(self, *, line: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.line = line
+        # Fixture values, as test functions have: plugins that wrap every test read them
+        # (pytest-lsp 1.0's runtest hook breaks on an item without them).
+        self.funcargs: dict[str, Any] = {}
 
     def runtest(self) -> None:
         assert isinstance(self.parent, StressFile)

@@ -1,0 +1,170 @@
+"""The language server's parts on their own: positions, edits, options, the lint worker's
+recovery, and the CLI's message when the extra is missing."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("pygls")
+
+from lsprotocol import types
+
+from triton_lint.cli import cli
+from triton_lint.finding import Span
+from triton_lint.lsp.actions import replacement, wants
+from triton_lint.lsp.positions import LineIndex
+from triton_lint.lsp.server import ServerOptions
+from triton_lint.lsp.worker import LintWorker, WorkerFailed
+
+KERNEL = (
+    Path(__file__).resolve().parent.parent / "fixtures" / "TL401" / "bad_fixable.py"
+).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("encoding", "character"), [("utf-16", 11), ("utf-8", 14), ("utf-32", 10)])
+def test_columns_in_the_negotiated_encoding(encoding, character):
+    index = LineIndex('s = "é🙂"; x\n', encoding)
+    # `x` is code point 11 (1-based); before it, é is 1/1/2 units and the emoji 1/2/4
+    # (UTF-32/16/8), the other eight characters one each.
+    assert index.position(1, 11) == types.Position(line=0, character=character)
+    assert index.location(types.Position(line=0, character=character)) == (1, 11)
+
+
+def test_lines_end_only_where_python_ends_them():
+    index = LineIndex("a = 1\x0c\r\nb = 2\rc\n")  # a form feed is not a line end
+    assert index.lines == ["a = 1\x0c", "b = 2", "c"]
+    assert index.range(Span(3, 1, 3, 2)) == types.Range(
+        start=types.Position(line=2, character=0), end=types.Position(line=2, character=1)
+    )
+    assert index.position(9, 4) == types.Position(line=3, character=0)  # past the end
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("a\nb\nc\n", "a\nc\n"),
+        ("a\nb\nc", "a\nB\nc"),
+        ("a\nb", "a\nb\nc"),
+        ("a\r\nb\r\n", "x\r\nb\r\n"),
+        ("", "a\n"),
+        ("same\n", "same\n"),
+    ],
+)
+def test_fix_all_replacement_turns_the_text_into_the_fixed_one(before, after):
+    edits = replacement(before, after, LineIndex(before))
+    lines = before.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: types.Position) -> int:
+        if position.line >= len(lines):
+            return len(before)
+        return starts[position.line] + position.character
+
+    result = before
+    for edit in edits:
+        result = (
+            result[: offset(edit.range.start)] + edit.new_text + result[offset(edit.range.end) :]
+        )
+    assert result == after
+    assert len(edits) == (before != after)
+
+
+def test_kinds_a_request_admits():
+    assert wants(None, "quickfix")
+    assert not wants(None, "source.fixAll.triton-lint", default=False)
+    assert wants(["source.fixAll"], "source.fixAll.triton-lint")
+    assert wants(["source"], "source.fixAll.triton-lint")
+    assert not wants(["quickfix"], "source.fixAll.triton-lint")
+    assert not wants(["source.fixAll.triton"], "source.fixAll.triton-lint")
+
+
+def test_initialization_options():
+    assert ServerOptions.parse(None) == ServerOptions()
+    assert ServerOptions.parse({"debounceMs": 40, "run": "onSave"}) == ServerOptions(0.04, False)
+    # Wrong types and values are ignored, not fatal.
+    assert ServerOptions.parse({"debounceMs": "fast", "run": "always"}) == ServerOptions()
+    assert ServerOptions.parse({"debounceMs": -1}) == ServerOptions()
+    assert ServerOptions.parse({"debounceMs": True}) == ServerOptions()
+
+
+def _run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def test_worker_lints_and_recovers_from_a_killed_process():
+    async def scenario() -> None:
+        worker = LintWorker(timeout=60)
+        try:
+            first = await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
+            assert [f.line for f in first.findings] == [12, 14, 15, 16]
+            worker._process.kill()  # killed for memory, say
+            with pytest.raises(WorkerFailed, match="died"):
+                await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
+            again = await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
+            assert [f.line for f in again.findings] == [12, 14, 15, 16]
+        finally:
+            worker.stop()
+
+    _run(scenario())
+
+
+def test_worker_over_its_time_limit_is_replaced():
+    async def scenario() -> None:
+        worker = LintWorker(timeout=1e-6)
+        try:
+            with pytest.raises(WorkerFailed, match="longer than"):
+                await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
+            worker.timeout = 60
+            result = await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
+            assert len(result.findings) == 4
+        finally:
+            worker.stop()
+
+    _run(scenario())
+
+
+def test_a_reply_its_caller_abandoned_is_not_taken_for_the_next():
+    async def scenario() -> None:
+        worker = LintWorker(timeout=60)
+        try:
+            abandoned = asyncio.ensure_future(
+                worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
+            )
+            await asyncio.sleep(0.05)
+            abandoned.cancel()
+            clean = KERNEL.replace("tl.device_print", "pass  #").replace("print(", "str(")
+            clean = clean.replace("tl.static_print", "str")
+            result = await worker.call("lint", "k.py", clean, ("TL401",), "3.9")
+            assert result.findings == []
+        finally:
+            worker.stop()
+
+    _run(scenario())
+
+
+def test_worker_reports_a_raising_request():
+    async def scenario() -> None:
+        worker = LintWorker(timeout=60)
+        try:
+            with pytest.raises(WorkerFailed, match="raised"):
+                await worker.call("lint", "k.py", KERNEL, ("TL401",))  # target missing
+        finally:
+            worker.stop()
+
+    _run(scenario())
+
+
+def test_server_command_without_the_extra_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pygls", None)
+    monkeypatch.setitem(sys.modules, "pygls.lsp.server", None)
+    monkeypatch.delitem(sys.modules, "triton_lint.lsp.server", raising=False)
+    result = CliRunner().invoke(cli, ["server"])
+    assert result.exit_code == 2
+    assert "pip install 'triton-lint[lsp]'" in result.output
