@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,30 @@ def lint_codes(
     result = lint_text(path, source, rules, target or available_versions()[-1])
     assert not result.crashes, result.crashes
     return {(f.line, f.code) for f in result.findings}
+
+
+def apply_edits(text: str, edits: list[Any]) -> str:
+    """Apply LSP edits (UTF-16 positions, lines split as the protocol says) to ``text``."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position: Any) -> int:
+        if position.line >= len(lines):
+            return len(text)
+        line = lines[position.line]
+        units = 0
+        for index, character in enumerate(line):
+            if units >= position.character:
+                return starts[position.line] + index
+            units += len(character.encode("utf-16-le")) // 2
+        return starts[position.line] + len(line)
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character))[::-1]:
+        start, end = offset(edit.range.start), offset(edit.range.end)
+        text = text[:start] + edit.new_text + text[end:]
+    return text
 
 
 @pytest.fixture

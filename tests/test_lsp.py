@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO, apply_edits
+
 pytest_lsp = pytest.importorskip("pytest_lsp")
 
 from lsprotocol import types  # noqa: E402
@@ -26,7 +28,6 @@ from pytest_lsp.client import (  # noqa: E402
     register_lsp_features,
 )
 
-REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 SERVER = [sys.executable, "-m", "triton_lint", "server"]
 
@@ -68,55 +69,49 @@ def make_client() -> RecordingClient:
     return client
 
 
-async def _start(
-    lsp_client: RecordingClient, editor: str, debounce_ms: int, run: str = "onType"
-) -> None:
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities(editor),
-            initialization_options={"debounceMs": debounce_ms, "run": run},
-        )
+def server_fixture(editor: str, debounce_ms: int, run: str = "onType", env=None):
+    """A fixture: a server started for ``editor``'s capabilities with these options."""
+
+    @pytest_lsp.fixture(
+        config=ClientServerConfig(server_command=SERVER, client_factory=make_client, server_env=env)
     )
+    async def fixture(lsp_client: RecordingClient):
+        await lsp_client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities(editor),
+                initialization_options={"debounceMs": debounce_ms, "run": run},
+            )
+        )
+        yield
+        await lsp_client.shutdown_session()
+
+    return fixture
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client))
-async def client(lsp_client: RecordingClient):
-    await _start(lsp_client, "visual-studio-code", 0)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client))
-async def neovim(lsp_client: RecordingClient):
-    await _start(lsp_client, "neovim", 0)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client))
-async def debounced(lsp_client: RecordingClient):
-    await _start(lsp_client, "visual-studio-code", 300)
-    yield
-    await lsp_client.shutdown_session()
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, client_factory=make_client))
-async def on_save(lsp_client: RecordingClient):
-    await _start(lsp_client, "visual-studio-code", 0, run="onSave")
-    yield
-    await lsp_client.shutdown_session()
+client = server_fixture("visual-studio-code", 0)
+neovim = server_fixture("neovim", 0)
+debounced = server_fixture("visual-studio-code", 300)
+on_save = server_fixture("visual-studio-code", 0, run="onSave")
+# torch and triton on this path end the process that imports them (exit code 97).
+sentinel = server_fixture(
+    "visual-studio-code",
+    0,
+    env={**os.environ, "PYTHONPATH": str(REPO / "tests" / "data" / "import_sentinels")},
+)
 
 
 # Helpers ---------------------------------------------------------------------------------
 
 
-def open_document(client: RecordingClient, path: Path, text: str | None = None) -> str:
+def open_document(
+    client: RecordingClient, path: Path, text: str | None = None, language: str = "python"
+) -> str:
     uri = path.resolve().as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(
                 uri=uri,
-                language_id="python",
+                language_id=language,
                 version=1,
                 text=path.read_text(encoding="utf-8") if text is None else text,
             )
@@ -163,30 +158,6 @@ def summary(diagnostics: list[types.Diagnostic]) -> list[tuple]:
 
 def utf16_column(line: str, column: int) -> int:
     return len(line[: column - 1].encode("utf-16-le")) // 2
-
-
-def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
-    """Apply LSP edits (UTF-16 positions, lines split as the protocol says) to ``text``."""
-    lines = text.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(position: types.Position) -> int:
-        if position.line >= len(lines):
-            return len(text)
-        line = lines[position.line]
-        units = 0
-        for index, character in enumerate(line):
-            if units >= position.character:
-                return starts[position.line] + index
-            units += len(character.encode("utf-16-le")) // 2
-        return starts[position.line] + len(line)
-
-    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character))[::-1]:
-        start, end = offset(edit.range.start), offset(edit.range.end)
-        text = text[:start] + edit.new_text + text[end:]
-    return text
 
 
 def edits_of(action: types.CodeAction) -> list[types.TextEdit]:
@@ -299,18 +270,8 @@ async def test_syntax_error_gives_tl001_at_the_error(client, tmp_path):
 async def test_files_without_kernels_and_other_languages_get_no_diagnostics(client, tmp_path):
     plain = open_document(client, tmp_path / "plain.py", "import triton\nx = 1\n")
     assert await published(client, plain) == []
-    notes = tmp_path / "notes.txt"
-    uri = notes.as_uri()
-    client.text_document_did_open(
-        types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(
-                uri=uri,
-                language_id="plaintext",
-                version=1,
-                text=(FIXTURES / "TL101" / "bad.py").read_text(encoding="utf-8"),
-            )
-        )
-    )
+    kernel = (FIXTURES / "TL101" / "bad.py").read_text(encoding="utf-8")
+    uri = open_document(client, tmp_path / "notes.txt", kernel, language="plaintext")
     assert await published(client, uri) == []
 
 
@@ -556,20 +517,6 @@ async def test_hover_on_a_diagnostic_shows_the_rule_page(client, tmp_path):
 
 
 # Isolation ---------------------------------------------------------------------------------
-
-
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=SERVER,
-        client_factory=make_client,
-        # torch and triton on this path end the process that imports them (exit code 97).
-        server_env={**os.environ, "PYTHONPATH": str(REPO / "tests" / "data" / "import_sentinels")},
-    )
-)
-async def sentinel(lsp_client: RecordingClient):
-    await _start(lsp_client, "visual-studio-code", 0)
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def test_the_server_never_imports_torch_or_triton(sentinel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types
 
+from tests.conftest import apply_edits
 from triton_lint.cli import cli
 from triton_lint.finding import Span
 from triton_lint.lsp.actions import replacement, wants
@@ -57,21 +59,7 @@ def test_lines_end_only_where_python_ends_them():
 )
 def test_fix_all_replacement_turns_the_text_into_the_fixed_one(before, after):
     edits = replacement(before, after, LineIndex(before))
-    lines = before.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(position: types.Position) -> int:
-        if position.line >= len(lines):
-            return len(before)
-        return starts[position.line] + position.character
-
-    result = before
-    for edit in edits:
-        result = (
-            result[: offset(edit.range.start)] + edit.new_text + result[offset(edit.range.end) :]
-        )
+    result = apply_edits(before, edits)
     assert result == after
     assert len(edits) == (before != after)
 
@@ -94,71 +82,62 @@ def test_initialization_options():
     assert ServerOptions.parse({"debounceMs": True}) == ServerOptions()
 
 
-def _run(coroutine):
-    return asyncio.run(coroutine)
+def with_worker(timeout: float, scenario: Callable[[LintWorker], Awaitable[None]]) -> None:
+    """Run ``scenario`` against a fresh worker and stop the worker afterwards."""
+
+    async def run() -> None:
+        worker = LintWorker(timeout)
+        try:
+            await scenario(worker)
+        finally:
+            worker.stop()
+
+    asyncio.run(run())
 
 
 def test_worker_lints_and_recovers_from_a_killed_process():
-    async def scenario() -> None:
-        worker = LintWorker(timeout=60)
-        try:
-            first = await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
-            assert [f.line for f in first.findings] == [12, 14, 15, 16]
-            worker._process.kill()  # killed for memory, say
-            with pytest.raises(WorkerFailed, match="died"):
-                await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
-            again = await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
-            assert [f.line for f in again.findings] == [12, 14, 15, 16]
-        finally:
-            worker.stop()
+    async def scenario(worker: LintWorker) -> None:
+        first = await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
+        assert [f.line for f in first.findings] == [12, 14, 15, 16]
+        worker._process.kill()  # killed for memory, say
+        with pytest.raises(WorkerFailed, match="died"):
+            await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
+        again = await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
+        assert [f.line for f in again.findings] == [12, 14, 15, 16]
 
-    _run(scenario())
+    with_worker(60, scenario)
 
 
 def test_worker_over_its_time_limit_is_replaced():
-    async def scenario() -> None:
-        worker = LintWorker(timeout=1e-6)
-        try:
-            with pytest.raises(WorkerFailed, match="longer than"):
-                await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
-            worker.timeout = 60
-            result = await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
-            assert len(result.findings) == 4
-        finally:
-            worker.stop()
+    async def scenario(worker: LintWorker) -> None:
+        with pytest.raises(WorkerFailed, match="longer than"):
+            await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
+        worker.timeout = 60
+        result = await worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
+        assert len(result.findings) == 4
 
-    _run(scenario())
+    with_worker(1e-6, scenario)
 
 
 def test_a_reply_its_caller_abandoned_is_not_taken_for_the_next():
-    async def scenario() -> None:
-        worker = LintWorker(timeout=60)
-        try:
-            abandoned = asyncio.ensure_future(
-                worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9")
-            )
-            await asyncio.sleep(0.05)
-            abandoned.cancel()
-            clean = KERNEL.replace("tl.device_print", "pass  #").replace("print(", "str(")
-            clean = clean.replace("tl.static_print", "str")
-            result = await worker.call("lint", "k.py", clean, ("TL401",), "3.9")
-            assert result.findings == []
-        finally:
-            worker.stop()
+    async def scenario(worker: LintWorker) -> None:
+        abandoned = asyncio.ensure_future(worker.call("lint", "k.py", KERNEL, ("TL401",), "3.9"))
+        await asyncio.sleep(0.05)
+        abandoned.cancel()
+        clean = KERNEL.replace("tl.device_print", "pass  #").replace("print(", "str(")
+        clean = clean.replace("tl.static_print", "str")
+        result = await worker.call("lint", "k.py", clean, ("TL401",), "3.9")
+        assert result.findings == []
 
-    _run(scenario())
+    with_worker(60, scenario)
 
 
 def test_worker_reports_a_raising_request():
-    async def scenario() -> None:
-        worker = LintWorker(timeout=60)
-        try:
-            with pytest.raises(WorkerFailed, match="raised"):
-                await worker.call("lint", "k.py", KERNEL, ("TL401",))  # target missing
-        finally:
-            worker.stop()
+    async def scenario(worker: LintWorker) -> None:
+        with pytest.raises(WorkerFailed, match="raised"):
+            await worker.call("lint", "k.py", KERNEL, ("TL401",))  # target missing
 
-    _run(scenario())
+    with_worker(60, scenario)
 
 
 def test_server_command_without_the_extra_says_how_to_install_it(monkeypatch):
