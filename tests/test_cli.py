@@ -182,7 +182,7 @@ def test_syntax_and_decode_errors_are_findings_and_the_run_goes_on(tmp_path):
 def test_missing_path_is_reported_not_crashing(tmp_path):
     result = run("does_not_exist.py", cwd=tmp_path)
     assert result.exit_code == 0
-    assert "does_not_exist.py: no such file or directory" in result.output
+    assert "does_not_exist.py: No such file or directory" in result.output
 
 
 def test_pyproject_config_discovered_upward_and_cli_wins(tree):

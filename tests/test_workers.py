@@ -46,13 +46,20 @@ def _dies_in_a_worker(job: FileJob):
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the dying worker is set up through fork")
 def test_a_worker_that_dies_does_not_lose_files(monkeypatch):
+    """The file that kills every process linting it is reported as a crash; the files the
+    dead worker had not finished are linted again, each in a process of its own."""
     jobs = _jobs()[:12]
     real = workers.lint_job
     monkeypatch.setitem(_DOOMED, "display", jobs[5].display)
     monkeypatch.setitem(_DOOMED, "parent", os.getpid())
     monkeypatch.setitem(_DOOMED, "real", real)
     monkeypatch.setattr(workers, "lint_job", _dies_in_a_worker)
-    assert _summary(lint_jobs(jobs, 2)) == _summary([real(job) for job in jobs])
+    results = lint_jobs(jobs, 2)
+    expected = [real(job) for job in jobs]
+    assert results[5].crashes == [f"{jobs[5].display}: the linter's process died while linting it"]
+    assert results[5].findings == []
+    del results[5], expected[5]
+    assert _summary(results) == _summary(expected)
 
 
 def test_jobs_option_gives_the_same_report():

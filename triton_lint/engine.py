@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import ast
+import codecs
 import io
 import re
+import sys
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +22,9 @@ from triton_lint.rules import rules_by_code
 from triton_lint.rules.base import Rule
 from triton_lint.suppression import parse_suppressions
 from triton_lint.target import resolve_target
+
+#: Python accepts expressions about 3,000 levels deep; the model walks them recursively.
+RECURSION_LIMIT = 20_000
 
 
 @dataclass
@@ -63,8 +69,26 @@ def mentions_triton(text: str) -> bool:
     return "triton" in text
 
 
+#: Byte order marks of encodings Python never reads source in (it fails on such a file).
+_WIDE_BOMS = {
+    codecs.BOM_UTF32_LE: "utf-32",
+    codecs.BOM_UTF32_BE: "utf-32",
+    codecs.BOM_UTF16_LE: "utf-16",
+    codecs.BOM_UTF16_BE: "utf-16",
+}
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """``utf-16``/``utf-32`` when ``data`` starts with that encoding's byte order mark."""
+    return next((name for bom, name in _WIDE_BOMS.items() if data.startswith(bom)), None)
+
+
 def may_hold_kernels(data: bytes) -> bool:
-    """The prefilter on raw bytes, before decoding: a kernel file mentions both words."""
+    """The prefilter on raw bytes, before decoding: a kernel file mentions both words (in
+    UTF-16 or UTF-32 too, which Python cannot run: such a file gets TL001)."""
+    wide = _wide_encoding(data)
+    if wide is not None:
+        data = data.decode(wide, errors="replace").encode()
     return b"triton" in data and b"jit" in data
 
 
@@ -90,25 +114,34 @@ def _wants_tl001(rules: Sequence[Rule]) -> bool:
     return any(rule.code == "TL001" for rule in rules)
 
 
-def _python_syntax_error(path: str, text: str) -> Finding | None:
+def _python_syntax(path: str, text: str) -> ast.Module | Finding:
+    """The stdlib's tree of ``text``, or the TL001 finding of why Python cannot parse it.
+
+    Python parses first: libcst's native parser overflows its stack (the process dies) on
+    nesting Python itself rejects, such as thousands of nested brackets, and Python's
+    message names the error better.
+    """
     try:
-        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        return compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
         line = error.lineno or 1
         return _syntax_error(path, line, error.offset or 1, f"syntax error: {error.msg}")
-    except (ValueError, RecursionError, MemoryError) as error:
+    except (RecursionError, MemoryError):
+        return _syntax_error(path, 1, 1, "cannot parse file: expressions nested too deeply")
+    except ValueError as error:  # a NUL byte
         return _syntax_error(path, 1, 1, f"cannot parse file: {error}")
-    return None
 
 
-def _describe_parse_error(path: str, text: str, error: cst.ParserSyntaxError) -> Finding:
-    """Python's own message is clearer than libcst's; use it when Python agrees."""
-    finding = _python_syntax_error(path, text)
-    if finding is not None:
-        return finding
-    return _syntax_error(
-        path, error.raw_line, error.raw_column + 1, f"cannot parse: {error.message}"
-    )
+@contextmanager
+def _deep_recursion() -> Iterator[None]:
+    """Room for the model's recursive walks over the deepest expressions Python accepts
+    (about 3,000 levels, a few frames each); the limit is restored afterwards."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 def lint_bytes(
@@ -116,9 +149,15 @@ def lint_bytes(
 ) -> FileResult:
     if not may_hold_kernels(data):
         return FileResult(path)
+    wide = _wide_encoding(data)
     try:
+        if wide is not None:
+            raise UnicodeError(
+                f"it is {wide.upper()} (byte order mark); Python reads source files as UTF-8 "
+                "or the encoding a coding comment names: save it as UTF-8"
+            )
         text = decode(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as error:
+    except (SyntaxError, UnicodeError, LookupError) as error:
         result = FileResult(path)
         if _wants_tl001(rules):
             result.findings.append(_syntax_error(path, 1, 1, f"cannot decode file: {error}"))
@@ -139,31 +178,51 @@ def lint_text(
         return result
     suppressions = parse_suppressions(text)
     result.warnings.extend(f"{path}:{line}: {message}" for line, message in suppressions.warnings)
+    syntax = _python_syntax(path, text)
+    if isinstance(syntax, Finding):
+        if _wants_tl001(rules) and not suppressions.suppresses(syntax.line, syntax.code):
+            result.findings.append(syntax)
+        return result
     try:
         module = cst.parse_module(text)
-    except cst.ParserSyntaxError as error:
+    except cst.ParserSyntaxError as error:  # Python accepts it: syntax newer than libcst's
         if _wants_tl001(rules):
-            finding = _describe_parse_error(path, text, error)
+            finding = _syntax_error(
+                path, error.raw_line, error.raw_column + 1, f"cannot parse: {error.message}"
+            )
             if not suppressions.suppresses(finding.line, finding.code):
                 result.findings.append(finding)
         return result
-    except (RecursionError, ValueError) as error:
-        if _wants_tl001(rules):
-            result.findings.append(_syntax_error(path, 1, 1, f"cannot parse file: {error}"))
-        return result
-    model = build_module_model(path, text, module, resolve_target(target_version))
-    result.model = model
-    if not model.kernels:
-        return result
-    for rule in rules:
+    with _deep_recursion():
         try:
-            findings = list(rule.check(model))
+            model = build_module_model(path, text, module, resolve_target(target_version), syntax)
+        except RecursionError:
+            result.warnings.append(f"{path}: expressions nested too deeply to analyse; not linted")
+            return result
         except Exception as error:
             result.crashes.append(
-                f"{path}: rule {rule.code} crashed: {type(error).__name__}: {error}"
+                f"{path}: building the kernel model crashed: {type(error).__name__}: {error}"
             )
-            continue
-        result.findings.extend(f for f in findings if not suppressions.suppresses(f.line, f.code))
+            return result
+        result.model = model
+        if not model.kernels:
+            return result
+        for rule in rules:
+            try:
+                findings = list(rule.check(model))
+            except RecursionError:
+                result.warnings.append(
+                    f"{path}: expressions nested too deeply for rule {rule.code}; skipped"
+                )
+                continue
+            except Exception as error:
+                result.crashes.append(
+                    f"{path}: rule {rule.code} crashed: {type(error).__name__}: {error}"
+                )
+                continue
+            result.findings.extend(
+                f for f in findings if not suppressions.suppresses(f.line, f.code)
+            )
     result.findings.sort(key=Finding.sort_key)
     named = {finding.kernel for finding in result.findings}
     for kernel in model.kernels:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from functools import cache
@@ -101,10 +102,10 @@ class Runner:
                 if path != Path(".") and is_excluded(path, root_config):
                     continue
                 files.extend(iter_python_files(path, self.config_for))
-            elif path.exists():
-                files.append(path)  # explicit files are always linted
+            elif path.exists() or path.is_symlink():
+                files.append(path)  # explicit files are always linted (or say why not)
             else:
-                self.result.unreadable.append((str(path), "no such file or directory"))
+                self.result.unreadable.append((str(path), "No such file or directory"))
         return list(dict.fromkeys(files))
 
     def lint_files(self, files: list[Path]) -> None:
@@ -140,7 +141,15 @@ class Runner:
             cache.prune()
 
     def read(self, path: Path) -> bytes | None:
+        """The file's bytes; None (and a line in ``unreadable``) for what cannot be read.
+
+        Only regular files are opened: reading a named pipe or a device would block or never
+        end.
+        """
         try:
+            if not stat.S_ISREG(path.stat().st_mode):
+                self.result.unreadable.append((str(path), "not a regular file"))
+                return None
             return path.read_bytes()
         except OSError as error:
             self.result.unreadable.append((str(path), error.strerror or str(error)))

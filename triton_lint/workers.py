@@ -95,18 +95,34 @@ def _collector_paused() -> Iterator[None]:
 def lint_jobs(jobs: Sequence[FileJob], workers: int) -> list[FileResult]:
     """Results of ``jobs`` in order, from up to ``workers`` processes (one: in this one).
 
-    If a worker dies (killed for memory, say), the files it had not finished are linted here.
+    If a worker dies (killed for memory, or a native crash on some input), each file it had
+    not finished is linted again in a process of its own; a file whose process dies as well
+    is reported as a crash of the linter on that file, and the others keep their results.
     """
     if workers <= 1 or len(jobs) <= 1:
         return [lint_job(job) for job in jobs]
-    # fork starts a worker in milliseconds with everything imported; elsewhere spawn is
-    # the only safe choice.
-    context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
     results: list[FileResult] = []
     try:
-        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=_context()) as pool:
             for result in pool.map(lint_job, jobs, chunksize=1):
                 results.append(result)
     except BrokenProcessPool:
-        results.extend(lint_job(job) for job in jobs[len(results) :])
+        results.extend(_lint_alone(job) for job in jobs[len(results) :])
     return results
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    # fork starts a worker in milliseconds with everything imported; elsewhere spawn is
+    # the only safe choice.
+    return multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+
+
+def _lint_alone(job: FileJob) -> FileResult:
+    """Lint one file in a process of its own; its death is reported, not propagated."""
+    try:
+        with ProcessPoolExecutor(1, mp_context=_context()) as pool:
+            return pool.submit(lint_job, job).result()
+    except BrokenProcessPool:
+        result = FileResult(job.display)
+        result.crashes.append(f"{job.display}: the linter's process died while linting it")
+        return result

@@ -6,6 +6,7 @@ Rules never call this; `triton_lint.engine` does, once per file.
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
 import libcst as cst
@@ -27,10 +28,14 @@ from triton_lint.model.walker import walk_kernel
 
 
 def build_module_model(
-    path: str, text: str, module: cst.Module, target_version: str = "3.9"
+    path: str,
+    text: str,
+    module: cst.Module,
+    target_version: str = "3.9",
+    syntax: ast.Module | None = None,
 ) -> ModuleModel:
-    """Build the model of one parsed file."""
-    model = ModuleModel(path, text, module, target_version, find_launches)
+    """Build the model of one parsed file (``syntax``: the stdlib's tree of it, if parsed)."""
+    model = ModuleModel(path, text, module, target_version, find_launches, syntax)
     for top in module.body:
         _collect_top(model, top, top)
     for kernel in model.kernels:

@@ -11,6 +11,7 @@ the model but the syntax helpers, so every layer can import it (see ``model/READ
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -326,6 +327,7 @@ class ModuleModel:
         module: cst.Module,
         target_version: str,
         find_launches: Callable[[ModuleModel], None] | None = None,
+        syntax: ast.Module | None = None,
     ) -> None:
         self.path = path
         self.target_version = target_version  # Triton "MAJOR.MINOR" the code is checked against
@@ -333,7 +335,7 @@ class ModuleModel:
         self.module = module
         self.lines = text.splitlines()
         self.aliases = Aliases.from_module(module)
-        self.positions = Positions(module, text)
+        self.positions = Positions(module, text, syntax)
         self.kernels: list[Kernel] = []
         self.kernels_by_name: dict[str, Kernel] = {}
         self._launches: list[LaunchSite] | None = None

@@ -49,9 +49,10 @@ class _TopIndex:
 class Positions:
     """Lazily maps nodes of a parsed module to 1-based spans."""
 
-    def __init__(self, module: cst.Module, text: str) -> None:
+    def __init__(self, module: cst.Module, text: str, syntax: ast.Module | None = None) -> None:
         self._module = module
         self._text = text
+        self._syntax = syntax  # the stdlib's tree of the text, when the caller has it
         self._lines: dict[int, tuple[int, int, int]] | None = None
         self._ast: dict[int, ast.stmt] = {}
         self._indexes: dict[int, _TopIndex | None] = {}
@@ -66,7 +67,7 @@ class Positions:
 
     def _from_ast(self) -> dict[int, tuple[int, int, int]] | None:
         try:
-            tree = ast.parse(self._text)
+            tree = self._syntax or ast.parse(self._text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         nodes = tree.body

@@ -1,0 +1,146 @@
+"""Strange files in a linted tree: each gets a TL001 finding or a one-line message, the run
+goes on, and the exit code still means what it says (1: findings, 0: none)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO
+from triton_lint.engine import lint_text
+from triton_lint.rules import all_rules
+from triton_lint.run import Runner, RunOptions
+
+KERNEL = (REPO / "fixtures" / "TL101" / "bad.py").read_text(encoding="utf-8")
+KERNEL_FINDINGS = 3  # the TL101 findings of the fixture
+
+
+def lint(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "triton_lint", "--no-cache", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def kernel_with(extra: str) -> str:
+    """The fixture kernel file with ``extra`` code after it."""
+    return KERNEL + "\n\n" + extra
+
+
+def build_tree(root: Path) -> dict[str, tuple[int, str] | None]:
+    """Write every hostile case under ``root``; return what each must give: the (line,
+    message start) of its TL001, or None for a file linted normally."""
+    expected: dict[str, tuple[int, str] | None] = {}
+
+    def write(name: str, data: bytes | str, outcome: tuple[int, str] | None) -> None:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        expected[name] = outcome
+
+    write("latin1.py", b"# -*- coding: latin-1 -*-\n" + KERNEL.encode() + b"s = '\xe9'\n", None)
+    write("bad_utf8.py", KERNEL.encode() + b"s = '\xff\xfe'\n", (1, "cannot decode file"))
+    write("utf16.py", KERNEL.encode("utf-16"), (1, "cannot decode file: it is UTF-16"))
+    write("utf32.py", KERNEL.encode("utf-32"), (1, "cannot decode file: it is UTF-32"))
+    nul = KERNEL.encode().replace(b"import triton\n", b"import triton\x00\n", 1)
+    write("nul.py", nul, (1, "syntax error: source code string cannot contain null bytes"))
+    depth = KERNEL.count("\n") + 3
+    nested = kernel_with("x = " + "(" * 5000 + "1" + ")" * 5000 + "\n")
+    write("nested_brackets.py", nested, (depth, "syntax error: too many nested parentheses"))
+    write("deep_unary.py", kernel_with("x = " + "-" * 5000 + "1\n"), (1, "cannot parse file"))
+    truncated = KERNEL[: KERNEL.index("mask=") + 3]
+    write("truncated.py", truncated, (truncated.count("\n") + 1, "syntax error"))
+    # Valid code the model walks 900 levels deep: linted like any other file.
+    chain = (
+        "@triton.jit\ndef chain(x_ptr, BLOCK: tl.constexpr):\n"
+        "    x = tl.load(x_ptr + tl.arange(0, BLOCK))\n"
+        f"    y = {' + '.join(['x'] * 900)}\n"
+    )
+    write("long_sum.py", kernel_with(chain), None)
+    body = "\n".join(f"    v{i} = tl.load(x_ptr + offs + {i}, mask=offs < n)" for i in range(10000))
+    long_kernel = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        f"def long(x_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n{body}\n"
+    )
+    write("long_kernel.py", long_kernel, None)
+    write("big_data.py", "import triton\ndata = [\n" + "    1.0,\n" * 6_000_000 + "]\n", None)
+    write("pkg.py/inner.py", KERNEL, None)  # a directory named like a module
+    return expected
+
+
+def test_a_tree_of_hostile_files_is_linted_to_the_end(tmp_path):
+    expected = build_tree(tmp_path)
+    os.mkfifo(tmp_path / "fifo.py")  # reading it would block forever
+    (tmp_path / "loop_a.py").symlink_to(tmp_path / "loop_b.py")
+    (tmp_path / "loop_b.py").symlink_to(tmp_path / "loop_a.py")
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "missing" / "target.py")
+    (tmp_path / "up").symlink_to(tmp_path)  # a directory loop
+    for jobs in ("1", "2"):
+        out = lint("--format", "json", "--jobs", jobs, ".", cwd=tmp_path)
+        assert out.returncode == 1, out.stderr
+        findings = json.loads(out.stdout)
+        for name, outcome in expected.items():
+            mine = [f for f in findings if f["path"] == name]
+            if outcome is None:
+                assert [f["code"] for f in mine] == ["TL101"] * len(mine), name
+            else:
+                line, message = outcome
+                assert [(f["code"], f["line"]) for f in mine] == [("TL001", line)], name
+                assert mine[0]["message"].startswith(message), mine[0]["message"]
+        assert len([f for f in findings if f["path"] == "pkg.py/inner.py"]) == KERNEL_FINDINGS
+        assert sorted(out.stderr.splitlines()) == [
+            "error: dangling.py: No such file or directory",
+            "error: fifo.py: not a regular file",
+            "error: loop_a.py: Too many levels of symbolic links",
+            "error: loop_b.py: Too many levels of symbolic links",
+        ]
+
+
+def test_only_unreadable_files_exit_zero_with_their_message(tmp_path):
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "missing.py")
+    out = lint("dangling.py", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (0, "error: dangling.py: No such file or directory\n")
+
+
+def test_an_unreadable_file_is_reported_and_the_rest_linted(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text(KERNEL, encoding="utf-8")
+    (tmp_path / "secret.py").write_text(KERNEL, encoding="utf-8")
+    real = Path.read_bytes
+
+    def read_bytes(path: Path) -> bytes:
+        if path.name == "secret.py":
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    runner = Runner(RunOptions(jobs=1))
+    runner.lint_files(runner.collect([tmp_path]))
+    assert runner.result.unreadable == [(str(tmp_path / "secret.py"), "Permission denied")]
+    assert len(runner.result.findings) == KERNEL_FINDINGS
+
+
+def test_a_file_deleted_after_discovery_is_reported_and_the_rest_linted(tmp_path):
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(KERNEL, encoding="utf-8")
+    runner = Runner(RunOptions(jobs=2))
+    files = runner.collect([tmp_path])
+    (tmp_path / "b.py").unlink()
+    runner.lint_files(files)
+    assert runner.result.unreadable == [(str(tmp_path / "b.py"), "No such file or directory")]
+    assert len(runner.result.findings) == 2 * KERNEL_FINDINGS
+
+
+def test_the_recursion_limit_is_restored():
+    """Deep files raise the recursion limit only while they are linted."""
+    before = sys.getrecursionlimit()
+    chain = "@triton.jit\ndef k(x):\n    y = " + " + ".join(["x"] * 900) + "\n"
+    result = lint_text("k.py", kernel_with(chain), list(all_rules()), "3.9")
+    assert not result.crashes and not result.warnings
+    assert sys.getrecursionlimit() == before
