@@ -221,6 +221,28 @@ def test_explicit_config_file_and_errors(tree):
     assert run("--isolated", "--target-version", "x", "pkg", cwd=tree).exit_code == 2
 
 
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('select = ["TL999"]', "`select`: unknown rule selector `TL999`"),
+        ('extend-select = ["XY"]', "`extend-select`: unknown rule selector `XY`"),
+        ('ignore = ["TL9"]', "`ignore`: unknown rule selector `TL9`"),
+        ('per-file-ignores = { "*.py" = ["TLX"] }', "`per-file-ignores.*.py`: unknown rule"),
+        ('exclude = ["build/[abc"]', "`exclude`: invalid glob `build/[abc` (an unclosed `[`)"),
+        ('exclude = [" "]', "`exclude`: invalid glob ` ` (an empty pattern)"),
+        ('per-file-ignores = { "[x" = ["TL1"] }', "`per-file-ignores`: invalid glob `[x`"),
+        ('select = ["TL1"', "invalid TOML"),
+        ("exclude = 3", "`exclude` must be a list of glob patterns"),
+    ],
+)
+def test_configuration_errors_name_the_file_and_key(tree, table, message):
+    (tree / "pyproject.toml").write_text(f"[tool.triton-lint]\n{table}\n")
+    result = run("pkg", cwd=tree)
+    assert result.exit_code == 2
+    assert result.output.startswith(f"Error: {tree / 'pyproject.toml'}: ")
+    assert message in result.output and "Usage:" not in result.output
+
+
 def test_fail_on_sets_the_lowest_severity_that_fails_the_run(tree):
     # TL401 alone is a warning: reported either way, failing only at warning or below
     only_warning = run("--select", "TL401", "--fail-on", "error", "pkg", cwd=tree)

@@ -46,6 +46,13 @@ class LintUsageError(click.UsageError):
     exit_code = 2
 
 
+class ConfigFileError(click.ClickException):
+    """A configuration file that cannot be used: exit code 2, its message without the usage
+    banner (the command line was fine)."""
+
+    exit_code = 2
+
+
 class DefaultGroup(click.Group):
     """``triton-lint PATHS`` means ``triton-lint check PATHS``; ``rule`` is a subcommand."""
 
@@ -252,7 +259,9 @@ def check(
             result = lint_stdin(stdin_filename or "-", options)
         else:
             result = lint_paths(list(paths) or [Path(".")], options)
-    except (ConfigError, SelectionError, TargetVersionError, BaselineError) as error:
+    except ConfigError as error:
+        raise ConfigFileError(str(error)) from error
+    except (SelectionError, TargetVersionError, BaselineError) as error:
         raise LintUsageError(str(error)) from error
     if (sanitizer or device or bench or large) and not dynamic:
         raise LintUsageError("--device, --sanitizer, --bench and --large apply to --dynamic runs")
@@ -269,7 +278,9 @@ def check(
                     f"--{'bench' if bench else 'large'} runs kernels natively and needs a CUDA "
                     "GPU; this run uses the interpreter"
                 )
-        except (ConfigError, DeviceError, SanitizerUnavailable) as error:
+        except ConfigError as error:
+            raise ConfigFileError(str(error)) from error
+        except (DeviceError, SanitizerUnavailable) as error:
             raise LintUsageError(str(error)) from error
         run_dynamic(
             result,

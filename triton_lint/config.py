@@ -9,6 +9,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from triton_lint.selection import SelectionError, expand
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
@@ -83,7 +85,23 @@ def _codes(source: Path, key: str, value: Any) -> tuple[str, ...]:
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{source}: `{key}` must be a list of rule codes")
-    return tuple(v.strip() for v in value if v.strip())
+    codes = tuple(v.strip() for v in value if v.strip())
+    try:
+        expand(codes)
+    except SelectionError as error:
+        raise ConfigError(f"{source}: `{key}`: {error}") from error
+    return codes
+
+
+def _globs(source: Path, key: str, patterns: list[str]) -> tuple[str, ...]:
+    """``patterns``, checked: fnmatch would take a ``[`` it cannot close as a literal and
+    silently match nothing the author meant."""
+    for pattern in patterns:
+        opened = pattern.rfind("[")
+        if not pattern.strip() or (opened >= 0 and "]" not in pattern[opened + 2 :]):
+            problem = "an empty pattern" if not pattern.strip() else "an unclosed `[`"
+            raise ConfigError(f"{source}: `{key}`: invalid glob `{pattern}` ({problem})")
+    return tuple(patterns)
 
 
 def parse_table(table: dict[str, Any], source: Path) -> Config:
@@ -126,9 +144,11 @@ def parse_table(table: dict[str, Any], source: Path) -> Config:
         extend_select=_codes(source, "extend-select", table.get("extend-select", [])),
         per_file_ignores=tuple(
             (glob, _codes(source, f"per-file-ignores.{glob}", codes))
-            for glob, codes in per_file.items()
+            for glob, codes in zip(
+                _globs(source, "per-file-ignores", list(per_file)), per_file.values(), strict=True
+            )
         ),
-        exclude=tuple(exclude),
+        exclude=_globs(source, "exclude", exclude),
         target_version=target,
         fork_backends=tuple(f.strip().lower() for f in forks if f.strip()),
     )
