@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -284,6 +286,45 @@ def test_bom_and_coding_cookie_are_kept(tmp_path):
     latin = ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + FIXTURE.read_text()).encode("latin-1")
     expected = ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + FIXED).encode("latin-1")
     assert _fix_file_with_cli(tmp_path, latin) == expected
+
+
+def test_crlf_bom_tabs_and_non_ascii_names_round_trip_apart_from_the_fix(tmp_path):
+    """The fixture, re-indented with tabs, with non-ASCII names and comments, CRLF line ends
+    and a BOM, fixes to the known fixed text under the same changes, byte for byte."""
+
+    def hostile(text: str) -> bytes:
+        text = re.sub(r"^((?:    )+)", lambda m: "\t" * (len(m.group(1)) // 4), text, flags=re.M)
+        text = text.replace("factor", "größe").replace("scale", "skalieren_ñ").replace("# show", "# zeige ✓")
+        return b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode()
+
+    assert _fix_file_with_cli(tmp_path, hostile(FIXTURE.read_text())) == hostile(FIXED)
+
+
+@pytest.mark.parametrize("failing", ["write", "replace", "interrupt"])
+def test_a_write_that_fails_midway_leaves_the_original(tmp_path, monkeypatch, failing):
+    path = tmp_path / "k.py"
+    original = FIXTURE.read_bytes()
+    path.write_bytes(original)
+    if failing == "write":  # the disk fills up halfway through the temporary file
+        real_fdopen = os.fdopen
+
+        def fdopen(*args, **kwargs):
+            stream = real_fdopen(*args, **kwargs)
+            stream.write = lambda data: (_ for _ in ()).throw(OSError(28, "No space left"))
+            return stream
+
+        monkeypatch.setattr(os, "fdopen", fdopen)
+        raised: type[BaseException] = OSError
+    elif failing == "replace":
+        monkeypatch.setattr(os, "replace", lambda *a: (_ for _ in ()).throw(OSError(5, "EIO")))
+        raised = OSError
+    else:  # Ctrl-C just before the rename
+        monkeypatch.setattr(shutil, "copymode", lambda *a: (_ for _ in ()).throw(KeyboardInterrupt))
+        raised = KeyboardInterrupt
+    with pytest.raises(raised):
+        write_fixed(path, original, FIXED)
+    assert path.read_bytes() == original
+    assert [p.name for p in tmp_path.iterdir()] == ["k.py"]  # no temporary file left
 
 
 def test_file_mode_is_kept(tmp_path):

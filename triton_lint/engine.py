@@ -8,6 +8,7 @@ import io
 import re
 import sys
 import tokenize
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -122,7 +123,9 @@ def _python_syntax(path: str, text: str) -> ast.Module | Finding:
     message names the error better.
     """
     try:
-        return compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():  # `"\d"` and the like warn about the file, not to us
+            warnings.simplefilter("ignore")
+            return compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
         line = error.lineno or 1
         return _syntax_error(path, line, error.offset or 1, f"syntax error: {error.msg}")
