@@ -3,13 +3,17 @@ goes on, and the exit code still means what it says (1: findings, 0: none)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
+from triton_lint import depth
 from triton_lint.engine import lint_text
 from triton_lint.rules import all_rules
 from triton_lint.run import Runner, RunOptions
@@ -54,7 +58,7 @@ def build_tree(root: Path) -> dict[str, tuple[int, str] | None]:
     depth = KERNEL.count("\n") + 3
     nested = kernel_with("x = " + "(" * 5000 + "1" + ")" * 5000 + "\n")
     write("nested_brackets.py", nested, (depth, "syntax error: too many nested parentheses"))
-    write("deep_unary.py", kernel_with("x = " + "-" * 5000 + "1\n"), (1, "cannot parse file"))
+    write("deep_unary.py", kernel_with("x = " + "-" * 9000 + "1\n"), (1, "cannot parse file"))
     truncated = KERNEL[: KERNEL.index("mask=") + 3]
     write("truncated.py", truncated, (truncated.count("\n") + 1, "syntax error"))
     # Valid code the model walks 900 levels deep: linted like any other file.
@@ -144,3 +148,36 @@ def test_the_recursion_limit_is_restored():
     result = lint_text("k.py", kernel_with(chain), list(all_rules()), "3.9")
     assert not result.crashes and not result.warnings
     assert sys.getrecursionlimit() == before
+
+
+def test_nesting_python_accepts_but_libcst_cannot_read_is_skipped_with_a_warning(monkeypatch):
+    """Python 3.12 accepts a sum of 8,000 terms, on which libcst's parser dies; the limit is
+    lowered here so that Python 3.11, which rejects such depth itself, reaches the check."""
+    monkeypatch.setattr(depth, "SAFE_DEPTH", 300)
+    chain = "@triton.jit\ndef k(x):\n    y = " + " + ".join(["x"] * 400) + "\n"
+    result = lint_text("k.py", kernel_with(chain), list(all_rules()), "3.9")
+    assert result.findings == []
+    assert result.warnings == [
+        "k.py: expressions nested more than 300 levels deep, past what the parser the linter "
+        "uses can read; not linted"
+    ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x = {}\n",
+        "@d({})\ndef f(a=1):\n    pass\n",
+        "def f(a={}):\n    pass\n",
+        "with open({}) as f:\n    pass\n",
+        "try:\n    pass\nexcept E:\n    y = {}\n",
+        "z = [i for i in range(3) if {}]\n",
+        "class C:\n    def m(self):\n        return {}\n",
+    ],
+)
+def test_depth_is_found_wherever_the_expression_sits(source):
+    deep = source.format(" + ".join(["a"] * 600))
+    assert depth.too_deep(ast.parse(deep), deep, limit=500)
+    assert not depth.too_deep(ast.parse(deep), deep, limit=700)
+    wide = source.format("[" + ", ".join(["1"] * 20_000) + "]")  # long but shallow
+    assert not depth.too_deep(ast.parse(wide), wide, limit=500)

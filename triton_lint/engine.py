@@ -16,6 +16,7 @@ from typing import Any
 
 import libcst as cst
 
+from triton_lint import depth
 from triton_lint.finding import Finding, Span
 from triton_lint.model.build import build_module_model
 from triton_lint.model.kernel import ModuleModel
@@ -185,6 +186,12 @@ def lint_text(
     if isinstance(syntax, Finding):
         if _wants_tl001(rules) and not suppressions.suppresses(syntax.line, syntax.code):
             result.findings.append(syntax)
+        return result
+    if depth.too_deep(syntax, text):
+        result.warnings.append(
+            f"{path}: expressions nested more than {depth.SAFE_DEPTH} levels deep, past what the "
+            "parser the linter uses can read; not linted"
+        )
         return result
     try:
         module = cst.parse_module(text)
