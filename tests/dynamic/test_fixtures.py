@@ -90,6 +90,14 @@ def test_crash_and_hang_are_isolated() -> None:
     got = results("crashes.py", timeout=8.0)
     assert got["segfaults"] == {("TL908", line_of(p, "def segfaults"))}
     assert got["hangs"] == {("TL908", line_of(p, "def hangs"))}
+    for case in ("exits", "exits_hard", "killed_for_memory"):
+        assert got[case] == {("TL908", line_of(p, f"def {case}("))}, case
+    assert got["runs_out_of_memory"] == {("TL908", line_of(p, "return bytearray(1 << 62)"))}
+    # The interpreter checks the wild store before it happens; a GPU faults (test_gpu.py).
+    assert got["faults_the_device"] == {
+        ("TL901", line_of(p, "tl.store(out_ptr + (1 << 40)")),
+        ("TL906", line_of(p, "out = torch.empty_like(x)", after="def faults_the_device")),
+    }
     assert got["survives"] == set()
     # The matrix names the combination that crashed or hung; the next case still ran.
     cells = {c.case: c for c in run("crashes.py", timeout=8.0)[1]}
@@ -97,6 +105,11 @@ def test_crash_and_hang_are_isolated() -> None:
     assert (cells["hangs"].status, cells["hangs"].codes) == ("timeout", ("TL908",))
     assert cells["hangs"].variant == "-; int32; contiguous"
     assert cells["survives"].status == "pass"
+    messages = {f.properties["case"]: f.message for f in run("crashes.py", timeout=8.0)[0]}
+    assert messages["exits"].startswith("stress case `exits` called sys.exit(3)")
+    assert "exited with status 0" in messages["exits_hard"]
+    assert messages["runs_out_of_memory"].startswith("case raised MemoryError")
+    assert "killed by signal 9" in messages["killed_for_memory"]
     hang = next(f for f in run("crashes.py", timeout=8.0)[0] if f.properties["case"] == "hangs")
     assert hang.properties["pattern"] == cells["hangs"].pattern
 

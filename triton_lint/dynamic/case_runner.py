@@ -306,6 +306,9 @@ def runner_failure(case: Case, error: BaseException) -> dict[str, Any]:
         "path": case.path,
         "line": case.line,
         "code": "TL908",
-        "message": f"stress runner failed: {type(error).__name__}: {error}",
+        "message": f"stress case `{case.name}` called sys.exit({error.code!r}); a case returns its "
+        "outputs"
+        if isinstance(error, SystemExit)
+        else f"stress runner failed: {type(error).__name__}: {error}",
         "properties": {"case": case.name, "error": traceback.format_exc()[-2000:]},
     }
