@@ -75,6 +75,10 @@ def build_tree(root: Path) -> dict[str, tuple[int, str] | None]:
     )
     write("long_kernel.py", long_kernel, None)
     write("big_data.py", "import triton\ndata = [\n" + "    1.0,\n" * 6_000_000 + "]\n", None)
+    generated = "".join(
+        KERNEL.split("\n", 3)[3].replace("def ", f"def v{i}_") for i in range(2_100)
+    )
+    write("big_kernels.py", "import triton\nimport triton.language as tl\n" + generated, None)
     write("pkg.py/inner.py", KERNEL, None)  # a directory named like a module
     return expected
 
@@ -99,11 +103,14 @@ def test_a_tree_of_hostile_files_is_linted_to_the_end(tmp_path):
                 assert [(f["code"], f["line"]) for f in mine] == [("TL001", line)], name
                 assert mine[0]["message"].startswith(message), mine[0]["message"]
         assert len([f for f in findings if f["path"] == "pkg.py/inner.py"]) == KERNEL_FINDINGS
+        assert [f for f in findings if f["path"] == "big_kernels.py"] == []
         assert sorted(out.stderr.splitlines()) == [
             "error: dangling.py: No such file or directory",
             "error: fifo.py: not a regular file",
             "error: loop_a.py: Too many levels of symbolic links",
             "error: loop_b.py: Too many levels of symbolic links",
+            "warning: big_kernels.py: 2.2 MB with kernels, more than the 2 MB the linter reads "
+            "(its syntax tree would take about a gigabyte of memory per megabyte); not linted",
         ]
 
 

@@ -27,6 +27,10 @@ from triton_lint.target import resolve_target
 
 #: Python accepts expressions about 3,000 levels deep; the model walks them recursively.
 RECURSION_LIMIT = 20_000
+#: Kernel files above this size are generated code: libcst's tree of a 10 MB file took 8.8 GB
+#: of memory and more than a minute before it was stopped; the largest kernel file of seven
+#: kernel libraries is 81 KB.
+MAX_KERNEL_FILE_CHARS = 2_000_000
 
 
 @dataclass
@@ -179,6 +183,13 @@ def lint_text(
     """
     result = FileResult(path, text=text)
     if not (mentions_triton(text) and may_define_kernels(text)):
+        return result
+    if len(text) > MAX_KERNEL_FILE_CHARS:
+        result.warnings.append(
+            f"{path}: {len(text) / 1e6:.1f} MB with kernels, more than the "
+            f"{MAX_KERNEL_FILE_CHARS // 1_000_000} MB the linter reads (its syntax tree would "
+            "take about a gigabyte of memory per megabyte); not linted"
+        )
         return result
     suppressions = parse_suppressions(text)
     result.warnings.extend(f"{path}:{line}: {message}" for line, message in suppressions.warnings)
