@@ -128,6 +128,7 @@ def cli() -> None:
 )
 @click.option(
     "--dynamic-timeout",
+    "--timeout",
     type=click.FloatRange(min=1),
     default=300.0,
     show_default=True,

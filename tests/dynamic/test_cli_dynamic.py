@@ -71,3 +71,27 @@ def test_interpreter_findings_say_which_device_ran_them() -> None:
     assert proc.returncode == 1, proc.stderr
     dynamic = [f for f in json.loads(proc.stdout) if f["code"].startswith("TL9")]
     assert [(f["code"], f["properties"]["device"]) for f in dynamic] == [("TL912", "interpreter")]
+
+
+def test_timeout_limits_each_case(tmp_path):
+    """`--timeout` (also `--dynamic-timeout`): a case past it is a TL908 hang; the next case
+    still runs."""
+    source = (REPO / "fixtures" / "dynamic" / "crashes.py").read_text()
+    kept = [
+        block
+        for block in source.split("\n\n\n")
+        if "@stress.case" not in block or "def hangs" in block or "def survives" in block
+    ]
+    path = tmp_path / "hang.py"
+    path.write_text("\n\n\n".join(kept))
+    proc = subprocess.run(
+        [*DYNAMIC, "--device", "interpreter", "--timeout", "3", "--format", "json", str(path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    findings = [f for f in json.loads(proc.stdout) if f["code"] == "TL908"]
+    assert [(f["properties"]["case"], f["message"]) for f in findings] == [
+        ("hangs", "stress case `hangs` did not finish within 3s (hang?); it was killed")
+    ]
