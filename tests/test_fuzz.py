@@ -34,6 +34,7 @@ def test_mutated_kernels_never_crash_the_pipeline(text, kinds, rng):
     assert fuzz.check("fuzz.py", text) is None
 
 
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")  # hypothesmith compiles what it draws
 @settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hypothesmith.from_grammar())
 def test_generated_python_made_kernels_never_crashes_the_pipeline(source):
