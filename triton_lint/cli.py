@@ -46,9 +46,9 @@ class LintUsageError(click.UsageError):
     exit_code = 2
 
 
-class ConfigFileError(click.ClickException):
-    """A configuration file that cannot be used: exit code 2, its message without the usage
-    banner (the command line was fine)."""
+class SetupError(click.ClickException):
+    """A configuration file or an installation that cannot be used: exit code 2, the message
+    without the usage banner (the command line was fine)."""
 
     exit_code = 2
 
@@ -261,7 +261,7 @@ def check(
         else:
             result = lint_paths(list(paths) or [Path(".")], options)
     except ConfigError as error:
-        raise ConfigFileError(str(error)) from error
+        raise SetupError(str(error)) from error
     except (SelectionError, TargetVersionError, BaselineError) as error:
         raise LintUsageError(str(error)) from error
     if (sanitizer or device or bench or large) and not dynamic:
@@ -280,7 +280,7 @@ def check(
                     "GPU; this run uses the interpreter"
                 )
         except ConfigError as error:
-            raise ConfigFileError(str(error)) from error
+            raise SetupError(str(error)) from error
         except (DeviceError, SanitizerUnavailable) as error:
             raise LintUsageError(str(error)) from error
         run_dynamic(
@@ -475,7 +475,7 @@ def server(stdio: bool) -> None:
     try:
         from triton_lint.lsp.server import serve
     except ImportError as error:
-        raise LintUsageError(
+        raise SetupError(
             f"the language server needs pygls ({error}); install it with "
             "`pip install 'triton-lint[lsp]'`"
         ) from error
