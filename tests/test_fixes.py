@@ -294,7 +294,11 @@ def test_crlf_bom_tabs_and_non_ascii_names_round_trip_apart_from_the_fix(tmp_pat
 
     def hostile(text: str) -> bytes:
         text = re.sub(r"^((?:    )+)", lambda m: "\t" * (len(m.group(1)) // 4), text, flags=re.M)
-        text = text.replace("factor", "größe").replace("scale", "skalieren_ñ").replace("# show", "# zeige ✓")
+        text = (
+            text.replace("factor", "größe")
+            .replace("scale", "skalieren_ñ")
+            .replace("# show", "# zeige ✓")
+        )
         return b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode()
 
     assert _fix_file_with_cli(tmp_path, hostile(FIXTURE.read_text())) == hostile(FIXED)
