@@ -104,9 +104,10 @@ sentinel = server_fixture(
 
 
 def open_document(
-    client: RecordingClient, path: Path, text: str | None = None, language: str = "python"
+    client: RecordingClient, path: Path | str, text: str | None = None, language: str = "python"
 ) -> str:
-    uri = path.resolve().as_uri()
+    """Open ``path`` (or the URI ``path`` names, with ``text``) in the server; its URI."""
+    uri = path if isinstance(path, str) else path.resolve().as_uri()
     client.text_document_did_open(
         types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(
@@ -525,3 +526,9 @@ async def test_the_server_never_imports_torch_or_triton(sentinel):
     assert len(await published(client, uri)) == 4  # the worker linted a kernel file
     (action,) = await code_actions(client, uri, 0, only=["source.fixAll"])
     assert action.edit is not None  # and fixed it: both processes are still alive
+
+
+async def test_an_unsaved_document_is_linted_with_the_working_directorys_settings(client):
+    text = (FIXTURES / "TL401" / "bad_fixable.py").read_text(encoding="utf-8")
+    uri = open_document(client, "untitled:Untitled-1", text)
+    assert [d.range.start.line + 1 for d in await published(client, uri)] == [12, 14, 15, 16]
