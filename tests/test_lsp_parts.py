@@ -14,13 +14,14 @@ from click.testing import CliRunner
 pytest.importorskip("pygls")
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 
 from tests.conftest import apply_edits
 from triton_lint.cli import cli
 from triton_lint.finding import Span
 from triton_lint.lsp.actions import replacement, wants
 from triton_lint.lsp.positions import LineIndex
-from triton_lint.lsp.server import ServerOptions
+from triton_lint.lsp.server import ServerOptions, build_server
 from triton_lint.lsp.worker import LintWorker, WorkerFailed
 
 KERNEL = (
@@ -147,3 +148,28 @@ def test_server_command_without_the_extra_says_how_to_install_it(monkeypatch):
     result = CliRunner().invoke(cli, ["server"])
     assert result.exit_code == 2
     assert "pip install 'triton-lint[lsp]'" in result.output
+
+
+def test_a_client_that_refuses_the_file_watcher_is_logged_not_fatal(monkeypatch):
+    """A client that claims dynamic registration but answers with an error (as pytest-lsp's
+    own client does): the server logs that configuration changes go unnoticed and goes on."""
+    server = build_server()
+    capabilities = types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+                dynamic_registration=True
+            )
+        )
+    )
+    monkeypatch.setattr(type(server), "client_capabilities", property(lambda _: capabilities))
+    monkeypatch.setattr(server.worker, "start", lambda: None)
+    logged: list[str] = []
+    monkeypatch.setattr(server, "log", lambda message, *_: logged.append(message))
+
+    async def refuse(params):
+        raise JsonRpcMethodNotFound.of("client/registerCapability")
+
+    monkeypatch.setattr(server, "client_register_capability_async", refuse)
+    initialized = server.protocol.fm.features[types.INITIALIZED]
+    asyncio.run(initialized(types.InitializedParams()))
+    assert len(logged) == 1 and "pyproject.toml changes will not be noticed" in logged[0]

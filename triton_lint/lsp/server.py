@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.workspace import TextDocument
 
@@ -331,9 +332,12 @@ def build_server() -> TritonLintServer:
                 method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=options,
             )
-            await ls.client_register_capability_async(
-                types.RegistrationParams(registrations=[registration])
-            )
+            try:
+                await ls.client_register_capability_async(
+                    types.RegistrationParams(registrations=[registration])
+                )
+            except JsonRpcException as error:  # a client that claims the capability but errs
+                ls.log(f"triton-lint: pyproject.toml changes will not be noticed: {error}")
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TritonLintServer, params: types.DidOpenTextDocumentParams) -> None:
