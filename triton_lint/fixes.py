@@ -72,6 +72,13 @@ def newline_of(text: str) -> str:
     return "\n"
 
 
+def in_newlines(content: str, newline: str) -> str:
+    """An edit's text with the file's newline (rules write ``\\n``)."""
+    if newline == "\n":
+        return content
+    return content.replace("\r\n", "\n").replace("\n", newline)
+
+
 class _Offsets:
     """Maps 1-based (line, column) positions of a text to string offsets."""
 
@@ -135,10 +142,7 @@ def apply_fixes(text: str, findings: Iterable[Finding], unsafe: bool) -> tuple[s
         seen.add(fix.edits)
         applied.append(finding)
         for (start, end), edit in zip(ranges, fix.edits, strict=True):
-            content = edit.content
-            if newline != "\n":
-                content = content.replace("\r\n", "\n").replace("\n", newline)
-            accepted.append((start, end, content))
+            accepted.append((start, end, in_newlines(edit.content, newline)))
     pieces: list[str] = []
     position = 0
     for start, end, content in sorted(accepted, key=lambda item: (item[0], item[1])):

@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from triton_lint.finding import Applicability, Finding, Span
 from triton_lint.fingerprint import split_lines
-from triton_lint.fixes import newline_of
+from triton_lint.fixes import in_newlines, newline_of
 from triton_lint.lsp.diagnostics import SOURCE
 from triton_lint.lsp.positions import LineIndex
 from triton_lint.suppression import noqa_edit
@@ -55,7 +55,7 @@ def quick_fixes(
         edits = [
             types.TextEdit(
                 range=index.range(change.span),
-                new_text=change.content.replace("\r\n", "\n").replace("\n", newline),
+                new_text=in_newlines(change.content, newline),
             )
             for change in fix.edits
         ]

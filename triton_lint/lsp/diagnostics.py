@@ -11,7 +11,7 @@ from triton_lint.docs import render_rule
 from triton_lint.finding import Finding, RelatedLocation, Severity
 from triton_lint.lsp.positions import LineIndex
 from triton_lint.reporters.common import RULES_URL
-from triton_lint.rules import all_rules
+from triton_lint.rules import rules_by_code
 
 SOURCE = "triton-lint"
 
@@ -59,8 +59,7 @@ def _location(location: RelatedLocation, path: str, index: LineIndex, uri: str) 
 @cache
 def rule_page(code: str) -> str | None:
     """The rule's documentation page (what, why, example, fix) with a link to it."""
-    for rule in all_rules():
-        if rule.code == code:
-            url = RULES_URL.format(code=code)
-            return f"{render_rule(rule).rstrip()}\n\n[rules/{code}.md]({url})\n"
-    return None
+    rule = rules_by_code().get(code)
+    if rule is None:
+        return None
+    return f"{render_rule(rule).rstrip()}\n\n[rules/{code}.md]({RULES_URL.format(code=code)})\n"

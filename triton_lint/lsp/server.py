@@ -26,7 +26,8 @@ from pygls.workspace import TextDocument
 from triton_lint import __version__
 from triton_lint.config import ConfigError, config_for_directory
 from triton_lint.discovery import is_excluded
-from triton_lint.finding import Applicability, Finding
+from triton_lint.finding import Finding
+from triton_lint.fixes import fixable
 from triton_lint.lsp.actions import FIX_ALL, quick_fixes, replacement, wants, workspace_edit
 from triton_lint.lsp.diagnostics import rule_page, to_diagnostic
 from triton_lint.lsp.positions import LineIndex
@@ -233,11 +234,8 @@ class TritonLintServer(LanguageServer):
                 )
                 if overlaps or (diagnostic.code, _key(diagnostic.range)) in asked:
                     actions.extend(quick_fixes(finding, diagnostic, linted.text, index, edit))
-        has_safe_fix = any(
-            finding.fix is not None and finding.fix.applicability is Applicability.SAFE
-            for finding in linted.findings
-        )
-        if has_safe_fix and wants(only, FIX_ALL, default=self.resolves_edits()):
+        safe_fixes = fixable(linted.findings, unsafe=False)
+        if safe_fixes and wants(only, FIX_ALL, default=self.resolves_edits()):
             actions.append(
                 types.CodeAction(
                     title="triton-lint: apply all safe fixes",
