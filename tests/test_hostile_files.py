@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from triton_lint import depth
+from triton_lint import depth, engine
 from triton_lint.engine import lint_text
 from triton_lint.rules import all_rules
 from triton_lint.run import Runner, RunOptions
@@ -188,3 +188,34 @@ def test_depth_is_found_wherever_the_expression_sits(source):
     assert not depth.too_deep(ast.parse(deep), deep, limit=700)
     wide = source.format("[" + ", ".join(["1"] * 20_000) + "]")  # long but shallow
     assert not depth.too_deep(ast.parse(wide), wide, limit=500)
+
+
+def test_a_model_or_rule_that_fails_on_a_file_is_reported_and_the_run_goes_on(monkeypatch):
+    """RecursionError (nesting deeper than the walks can follow) is a warning; any other
+    error is a crash of the linter on that file (exit 2 at the end), not the end of the run."""
+    rules = list(all_rules())
+    real_build = engine.build_module_model
+
+    def build_too_deep(*args):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(engine, "build_module_model", build_too_deep)
+    result = lint_text("k.py", KERNEL, rules, "3.9")
+    assert (result.findings, result.crashes) == ([], [])
+    assert result.warnings == ["k.py: expressions nested too deeply to analyse; not linted"]
+
+    def build_broken(*args):
+        raise ValueError("unexpected node")
+
+    monkeypatch.setattr(engine, "build_module_model", build_broken)
+    result = lint_text("k.py", KERNEL, rules, "3.9")
+    assert result.crashes == [
+        "k.py: building the kernel model crashed: ValueError: unexpected node"
+    ]
+
+    monkeypatch.setattr(engine, "build_module_model", real_build)
+    tl101 = next(rule for rule in rules if rule.code == "TL101")
+    monkeypatch.setattr(type(tl101), "check", build_too_deep)
+    result = lint_text("k.py", KERNEL, rules, "3.9")
+    assert result.warnings == ["k.py: expressions nested too deeply for rule TL101; skipped"]
+    assert result.findings == [] and result.crashes == []
