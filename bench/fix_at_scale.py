@@ -55,12 +55,12 @@ def copy_kernel_files(sources: list[Path], target: Path) -> int:
 
 
 def touched_lines(findings: list[dict]) -> dict[str, set[int]]:
-    """Lines (1-based) each file's fixes edit, widened by one line for cascading rounds."""
+    """Lines (1-based) each file's fixes edit."""
     lines: dict[str, set[int]] = {}
     for finding in findings:
         for edit in (finding.get("fix") or {}).get("edits", []):
             first, last = edit["location"]["row"], edit["end_location"]["row"]
-            lines.setdefault(finding["path"], set()).update(range(first - 1, last + 2))
+            lines.setdefault(finding["path"], set()).update(range(first, last + 1))
     return lines
 
 
