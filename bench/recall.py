@@ -20,13 +20,16 @@ read with ``git show`` from a bare mirror under ``$TRITON_LINT_MIRRORS/OWNER+NAM
 ``triton-lint`` lints it by default (target Triton 3.9, the default rule set, vendor-fork
 directories as configured by default). A case is **caught** when the
 buggy release has a finding of the expected code inside the kernel, and the fix **silences**
-it when the fixed release has fewer.
+it when the fixed release has fewer. The fixed release is judged twice: on the lines the fix
+inserted or replaced (a finding there means the linter rejects the fix) and over the whole
+kernel.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import difflib
 import io
 import json
 import os
@@ -75,6 +78,8 @@ class Outcome:
     after: int | None
     others: tuple[str, ...]  # other codes reported in the buggy kernel
     loud: int = 0  # of ``before``, those at error or warning severity (not ranked info)
+    on_fix: int = 0  # findings of the code in the fixed release on lines the fix changed
+    on_fix_loud: int = 0  # of ``on_fix``, those at error or warning severity
 
     @property
     def caught(self) -> bool:
@@ -217,27 +222,59 @@ def read_member(package: str, version: str, path: str, cache: Path) -> bytes | N
     return data
 
 
-def _count(case: Case, version: str, cache: Path) -> tuple[int | None, tuple[str, ...], int]:
-    """Findings of the case's code inside its kernel in one release, the other codes, and
-    how many of those findings are errors or warnings."""
+@dataclass(frozen=True)
+class _Count:
+    hits: int | None  # findings of the case's code in the kernel; None: file or kernel absent
+    others: tuple[str, ...] = ()  # other codes reported in the kernel
+    loud: int = 0  # of ``hits``, those at error or warning severity
+    lines: tuple[tuple[int, int, bool], ...] = ()  # (first, last line, loud) of each hit
+
+
+def _count(case: Case, version: str, cache: Path) -> _Count:
+    """The findings of the case's code inside its kernel in one release."""
     data = read_member(case.package, version, case.path, cache)
     if data is None:
-        return None, (), 0
+        return _Count(None)
     fork = is_fork_backend(case.path, DEFAULT_FORK_BACKENDS)
     rules = [r for r in all_rules() if r.default_enabled and not (fork and r.upstream_only)]
     result = lint_bytes(case.path, data, rules, TARGET_VERSION)
     if result.model is None or case.kernel not in result.model.kernels_by_name:
-        return None, (), 0
+        return _Count(None)
     in_kernel = [f for f in result.findings if f.kernel == case.kernel]
     hits = [f for f in in_kernel if f.code == case.code]
-    loud = sum(1 for f in hits if f.severity.value in ("error", "warning"))
-    return len(hits), tuple(sorted({f.code for f in in_kernel} - {case.code})), loud
+    return _Count(
+        hits=len(hits),
+        others=tuple(sorted({f.code for f in in_kernel} - {case.code})),
+        loud=sum(1 for f in hits if f.severity.value in ("error", "warning")),
+        lines=tuple(
+            (f.span.line, f.span.end_line, f.severity.value in ("error", "warning")) for f in hits
+        ),
+    )
+
+
+def changed_lines(before: bytes, after: bytes) -> set[int]:
+    """Lines (1-based) of ``after`` that the fix inserted or replaced."""
+    old = before.decode("utf-8", "replace").splitlines()
+    new = after.decode("utf-8", "replace").splitlines()
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return {
+        line + 1
+        for tag, _, _, start, end in matcher.get_opcodes()
+        if tag in ("replace", "insert")
+        for line in range(start, end)
+    }
 
 
 def evaluate(case: Case, cache: Path) -> Outcome:
-    before, others, loud = _count(case, case.before, cache)
-    after, _, _ = _count(case, case.after, cache)
-    return Outcome(case, before, after, others, loud)
+    before = _count(case, case.before, cache)
+    after = _count(case, case.after, cache)
+    old = read_member(case.package, case.before, case.path, cache)
+    new = read_member(case.package, case.after, case.path, cache)
+    changed = changed_lines(old, new) if old is not None and new is not None else set()
+    on_fix = [loud for first, last, loud in after.lines if any(first <= n <= last for n in changed)]
+    return Outcome(
+        case, before.hits, after.hits, before.others, before.loud, len(on_fix), sum(on_fix)
+    )
 
 
 def _cell(count: int | None) -> str:
@@ -245,13 +282,14 @@ def _cell(count: int | None) -> str:
 
 
 def _code_table(outcomes: list[Outcome]) -> list[str]:
-    """Per code: cases, caught, caught at error/warning, silenced by the fix, and fixed
-    versions without a finding of the code in the kernel."""
+    """Per code: cases, caught, caught at error/warning, silenced by the fix, fixed
+    versions without a finding of the code on the lines the fix changed, and fixed versions
+    without one anywhere in the kernel."""
     covered = [o for o in outcomes if o.case.code != "-"]
     lines = [
         "| code | cases | caught | caught as error/warning | fix silences it "
-        "| fixed version clean |",
-        "|---|---|---|---|---|---|",
+        "| fixed lines clean | fixed kernel clean |",
+        "|---|---|---|---|---|---|---|",
     ]
 
     def row(label: str, mine: list[Outcome], shares: bool) -> str:
@@ -259,10 +297,11 @@ def _code_table(outcomes: list[Outcome]) -> list[str]:
             return f"{count} ({100 * count / len(mine):.0f}%)" if shares and mine else str(count)
 
         clean = sum(o.after == 0 for o in mine)
+        lines_clean = sum(o.after is not None and not o.on_fix for o in mine)
         return (
             f"| {label} | {len(mine)} | {cell(sum(o.caught for o in mine))} | "
             f"{cell(sum(bool(o.loud) for o in mine))} | {sum(o.silenced for o in mine)} | "
-            f"{cell(clean)} |"
+            f"{cell(lines_clean)} | {cell(clean)} |"
         )
 
     for code in sorted({o.case.code for o in covered}):
@@ -284,8 +323,10 @@ def report(outcomes: list[Outcome]) -> str:
         "Cases were collected from the projects' fix history without running the linter. A rule",
         "may rank a finding `info` (TL104 below its whole-tensor tier, TL201, TL209): such a",
         "finding is shown and counts as caught; the next column counts the cases caught at error",
-        "or warning severity. A fixed version is clean when it has no finding of the code in the",
-        "kernel.",
+        "or warning severity. The fixed lines are clean when the fixed release has no finding of",
+        "the code on a line the fix inserted or replaced (the linter accepts the fix); the fixed",
+        "kernel is clean when it has none anywhere in the kernel (a kernel often has other",
+        "products or loads of the same kind that the fix left alone).",
         "",
     ]
     for batch in batches:
@@ -293,20 +334,31 @@ def report(outcomes: list[Outcome]) -> str:
         lines += [f"## Batch: {batch} ({len(mine)} cases)", "", *_code_table(mine), ""]
     if len(batches) > 1:
         lines += ["## All batches", "", *_code_table(outcomes), ""]
+    left = [o for o in covered if o.on_fix]
+    if left:
+        loud = sum(o.on_fix_loud for o in left)
+        lines += [
+            f"{len(left)} fixed versions keep a finding on a line the fix changed "
+            f"({sum(o.on_fix for o in left)} findings, {loud} of them errors or warnings); "
+            'the cases are the ones with a number in the table\'s "after, on fixed lines" '
+            "column.",
+            "",
+        ]
     lines += [
         f"{len(outcomes) - len(covered)} more cases are bugs no rule covers (wrong offsets,",
         "wrong mask logic, host-side mistakes); they are listed last with code `-`, with the",
         "codes the linter does report in their kernel.",
         "",
-        "| case | batch | code | before | after | other codes in the kernel | bug |",
-        "|---|---|---|---|---|---|---|",
+        "| case | batch | code | before | after | after, on fixed lines "
+        "| other codes in the kernel | bug |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for o in covered + [o for o in outcomes if o.case.code == "-"]:
         c = o.case
         name = f"{c.package} {c.before} → {c.after} `{c.path}` `{c.kernel}` ({c.reference})"
         lines.append(
             f"| {name} | {c.batch} | {c.code} | {_cell(o.before)} | {_cell(o.after)} | "
-            f"{', '.join(o.others) or '-'} | {c.bug} |"
+            f"{o.on_fix} | {', '.join(o.others) or '-'} | {c.bug} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -49,6 +49,27 @@ def test_caught_and_silenced(tmp_path, monkeypatch):
     assert "| TL104 | 1 | 1 | 1 | 1 |" in table
 
 
+def test_fixed_lines_and_fixed_kernel_are_judged_apart(tmp_path, monkeypatch):
+    """A finding left on a line the fix changed means the linter rejects the fix; one on a
+    line the fix did not touch only keeps the kernel from being clean."""
+    recall = _recall()
+    load = "    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)  # <- TL104"
+    assert load in BUGGY
+    relabelled = BUGGY.replace(load, load.replace("other=0.0", "other=0.0,"))
+    store = "    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)"
+    assert store in BUGGY
+    elsewhere = BUGGY.replace(store, store.replace("mask=cols < n)", "mask=(cols < n))"))
+    case = recall.Case("pkg", "1.0", "1.1", "pkg/ops.py", "rownorm", "TL104", "o/r#1", "bug")
+    _releases(recall, monkeypatch, {"1.0": BUGGY, "1.1": relabelled})
+    on_line = recall.evaluate(case, tmp_path)
+    assert (on_line.after, on_line.on_fix) == (1, 1)
+    assert "| TL104 | 1 | 1 | 1 | 0 | 0 | 0 |" in recall.report([on_line])
+    _releases(recall, monkeypatch, {"1.0": BUGGY, "1.1": elsewhere})
+    off_line = recall.evaluate(case, tmp_path)
+    assert (off_line.after, off_line.on_fix) == (1, 0)
+    assert "| TL104 | 1 | 1 | 1 | 0 | 1 | 0 |" in recall.report([off_line])
+
+
 def test_an_info_finding_is_caught_but_not_loud(tmp_path, monkeypatch):
     recall = _recall()
     _releases(recall, monkeypatch, {"1.0": BUGGY_NO_LAUNCH, "1.1": FIXED})
