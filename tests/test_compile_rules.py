@@ -135,3 +135,25 @@ def test_tl201_size_from_a_tensor_dimension_is_information():
     assert "tensor dimension `x.shape[1]`" in found[0].message
     assert "`x.shape[-1]`" in found[1].message
     assert "`x.size(1)`" in found[2].message
+
+
+def test_tl203_ranks_per_call_sizes_above_hyperparameters():
+    """A per-call size, or a value a launch computes from one, is a warning; a float
+    hyperparameter fixed per configuration is information."""
+    path = FIXTURES / "TL203" / "bad_per_call_floats_near_dtypes.py"
+    found = _run("TL203", path.read_text(encoding="utf-8"), "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [
+        (16, "info"),  # sm_scale from the head size: fixed per model
+        (17, "warning"),  # eps scaled by the row count: changes with every batch
+        (18, "info"),  # a learning rate from a config dict
+        (20, "info"),  # a clip value switched by a step count: two values
+    ]
+    assert "(info: a hyperparameter" in found[0].message
+    assert "info" not in found[1].message
+    path = FIXTURES / "TL203" / "bad_layernorm.py"
+    found = _run("TL203", path.read_text(encoding="utf-8"), "3.9")
+    assert [(f.message.split("`")[1], f.severity.value) for f in found] == [
+        ("n_rows", "warning"),
+        ("eps", "info"),
+        ("unused_scale", "info"),
+    ]

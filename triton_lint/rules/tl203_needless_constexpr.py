@@ -80,7 +80,14 @@ e4m3, `127.0` for int8). Only parameters whose values change from call to call a
 computes from one, such as `math.ceil(n_rows / sm_count)`, and float hyperparameters such as
 `eps`, a scale or a dropout probability), whether the kernel uses them as runtime values or
 never uses them at all. Model dimensions, strides and tile sizes are left alone: they cost
-one compilation per model shape, and constant-folding them usually pays for it."""
+one compilation per model shape, and constant-folding them usually pays for it.
+
+Findings are ranked by how often the value changes. A per-call size, or a value a launch in
+the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
+sequence lengths change. A float hyperparameter is information: it compiles once per value
+the program configures, which costs something only when it is swept or scheduled. All 11
+shipped-and-fixed TL203 bugs in `bench/recall.tsv` were per-call sizes; hyperparameter
+constexprs are common in maintained libraries, some deliberately (to fold the constant)."""
     fix = """\
 Drop the `: tl.constexpr` annotation so the value is passed at run time (Triton still
 specializes integers equal to 1 and multiples of 16, so there is no loss for sizes). The fix
@@ -141,15 +148,23 @@ def rms_norm(
                 continue
             if _compile_key_constant(kernel, param):
                 continue  # changes only with a dtype, which recompiles the kernel anyway
-            if not _varies_per_call(kernel, param):
+            severity = _variation(kernel, param)
+            if severity is None:
                 continue  # a model dimension or stride: one compile per model shape
             used = usage.reads(param.name)
             what = "only used as a runtime value" if used else "never used"
+            tier = (
+                " (info: a hyperparameter, one compilation per configured value unless the "
+                "program sweeps or schedules it)"
+                if severity is Severity.INFO
+                else ""
+            )
             yield self.finding(
                 kernel,
                 param.node.name,
                 f"`{param.name}` is `tl.constexpr` but {what}: every distinct value compiles "
-                "the kernel again; pass it as a runtime argument",
+                f"the kernel again{tier}; pass it as a runtime argument",
+                severity=severity,
                 fix=_drop_annotation(kernel, param),
             )
 
@@ -180,27 +195,31 @@ def _drop_annotation(kernel: Kernel, param: Param) -> Fix | None:
     return Fix(Applicability.UNSAFE, f"Drop `: tl.constexpr` from `{param.name}`", (edit,))
 
 
-def _varies_per_call(kernel: Kernel, param: Param) -> bool:
-    """A float hyperparameter, a per-call size (rows, tokens, batch), or a value that a launch
-    in this file computes from a float or from a per-call size (`ceil(n_rows / sm_count)`,
-    `cdiv(T, BT)`)."""
-    if is_per_call_size(param.name) or _FLOAT_NAME.match(param.name):
-        return True
-    default = param.node.default
-    if isinstance(default, cst.Float):
-        return True
-    if any(
-        isinstance(s.value, float) or isinstance(s.node, cst.Float)
-        for s in kernel.value_sources(param.name)
+def _variation(kernel: Kernel, param: Param) -> Severity | None:
+    """How often the value changes: per call (WARNING) for a per-call size (rows, tokens,
+    batch) or a value a launch in this file computes from one (`ceil(n_rows / sm_count)`,
+    `finfo.eps * n_rows`); per configuration (INFO) for a float hyperparameter (`eps`, a scale, a
+    dropout probability), which compiles once per value the program uses; None for a model
+    dimension or stride, fixed per model shape."""
+    if is_per_call_size(param.name):
+        return Severity.WARNING
+    if "stride" not in param.name.lower():
+        for site in kernel.launches:
+            argument = site.bound_arguments(kernel).get(param.name)
+            if argument is not None and any(
+                is_per_call_size(n) for n in _host_names(site, argument)
+            ):
+                return Severity.WARNING
+    if (
+        _FLOAT_NAME.match(param.name)
+        or isinstance(param.node.default, cst.Float)
+        or any(
+            isinstance(s.value, float) or isinstance(s.node, cst.Float)
+            for s in kernel.value_sources(param.name)
+        )
     ):
-        return True
-    if "stride" in param.name.lower():
-        return False  # a layout, fixed per model shape
-    for site in kernel.launches:
-        argument = site.bound_arguments(kernel).get(param.name)
-        if argument is not None and any(is_per_call_size(n) for n in _host_names(site, argument)):
-            return True
-    return False
+        return Severity.INFO
+    return None
 
 
 def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> set[str]:
