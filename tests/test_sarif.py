@@ -205,3 +205,40 @@ def test_unmasked_load_points_at_the_masked_access_that_bounds_its_lanes(monkeyp
         35: [(34, "bounded with `mask=offs_m[:, None] < M`")],
         48: [(47, "bounded with `mask=mask_k`")],
     }
+
+
+def test_partial_loop_tile_points_at_the_loop_that_walks_the_size(monkeypatch, validator):
+    """The loop-tile evidence of TL101/TL102 names the loop in the message and points at its
+    range as a related location."""
+    monkeypatch.chdir(REPO)
+    result = lint_paths(
+        [Path("fixtures/TL101/bad_partial_k_tile.py")],
+        RunOptions(cli_layer=Layer(select=("TL101", "TL102")), isolated=True),
+    )
+    log = build_sarif(result)
+    assert _errors(validator, log) == []
+    found = {
+        (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]): (
+            r["message"]["text"].split(": the lanes")[0],
+            [
+                (x["physicalLocation"]["region"]["startLine"], x["message"]["text"])
+                for x in r["relatedLocations"]
+            ],
+        )
+        for r in log["runs"][0]["results"]
+    }
+    k_loop = (
+        "`tl.load` of `tl.arange` lanes has no mask, but the loop at line 24 walks the runtime "
+        "`K` in tiles of `BLOCK_K`, so its last tile runs past the end unless `K` is a "
+        "multiple of `BLOCK_K`"
+    )
+    row_loop = k_loop.replace("line 24", "line 39")
+    assert found == {
+        ("TL101", 25): (k_loop, [(24, "`K` walked in tiles of `BLOCK_K`")]),
+        ("TL101", 26): (k_loop, [(24, "`K` walked in tiles of `BLOCK_K`")]),
+        ("TL101", 41): (row_loop, [(39, "`K` walked in tiles of `BLOCK_K`")]),
+        ("TL102", 42): (
+            row_loop.replace("`tl.load`", "`tl.store`"),
+            [(39, "`K` walked in tiles of `BLOCK_K`")],
+        ),
+    }

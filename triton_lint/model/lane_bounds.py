@@ -60,10 +60,14 @@ class Evidence:
 
     access: MemoryAccess
     text: str  # the ``mask=...`` or ``boundary_check=...`` of that access, or the grid axis
-    #: "mask", "block" (a checked block pointer), "index" (a gather index), or "grid" (a
-    #: launch rounds the grid up: ``launch`` is it and ``access`` the unmasked access)
+    #: "mask", "block" (a checked block pointer), "index" (a gather index), "grid" (a
+    #: launch rounds the grid up: ``launch`` is it and ``access`` the unmasked access), or
+    #: "loop" (``loop`` walks a runtime extent in tiles: ``text`` is the extent, ``step`` the
+    #: tile, ``access`` the unmasked access)
     kind: str = "mask"
     launch: LaunchSite | None = None
+    loop: cst.For | None = None
+    step: str = ""
 
 
 class LaneBounds:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import libcst as cst
 
 from triton_lint.finding import RelatedLocation
-from triton_lint.model.calls import cast_parts, program_id_axis, tl_short
+from triton_lint.model.calls import cast_parts, is_opaque, program_id_axis, tl_short
 from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
@@ -57,14 +58,24 @@ def unguarded(kernel: Kernel, access: MemoryAccess) -> Unguarded | None:
     else:
         evidence = _undefined_index(kernel, access.pointer)
         if evidence is None:
-            if _lanes_in_range(kernel, access.pointer):
+            in_range = _lanes_in_range(kernel, access.pointer)
+            if not in_range:
+                evidence = bounds.evidence(access) or _rounded_up_grid(kernel, access)
+            evidence = evidence or _partial_loop_tile(kernel, access)
+            if in_range and evidence is None:
                 return None
-            evidence = bounds.evidence(access) or _rounded_up_grid(kernel, access)
     return Unguarded(block_pointer=block, evidence=evidence)
 
 
 def evidence_phrase(kernel: Kernel, evidence: Evidence) -> str:
     """What says the tile can be partial, for the message."""
+    if evidence.loop is not None:
+        line = kernel.span(evidence.loop).line
+        return (
+            f"the loop at line {line} walks the runtime `{evidence.text}` in tiles of "
+            f"`{evidence.step}`, so its last tile runs past the end unless `{evidence.text}` "
+            f"is a multiple of `{evidence.step}`"
+        )
     if evidence.launch is not None:
         line = kernel.module.span(evidence.launch.top, evidence.launch.call).line
         return (
@@ -82,7 +93,13 @@ def evidence_phrase(kernel: Kernel, evidence: Evidence) -> str:
 
 
 def related_location(kernel: Kernel, evidence: Evidence) -> RelatedLocation:
-    """The masked access that bounds the same lanes, or the launch that rounds up."""
+    """The masked access that bounds the same lanes, the launch that rounds up, or the loop
+    that walks a runtime extent in tiles."""
+    if evidence.loop is not None:
+        span = kernel.span(evidence.loop.iter)
+        return RelatedLocation(
+            kernel.module.path, span, f"`{evidence.text}` walked in tiles of `{evidence.step}`"
+        )
     if evidence.launch is not None:
         span = kernel.module.span(evidence.launch.top, evidence.launch.call)
         return RelatedLocation(kernel.module.path, span, f"grid rounded up: `{evidence.text}`")
@@ -124,6 +141,177 @@ def _rounded_up_grid(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
             text = kernel.module.module.code_for_node(dim)
             return Evidence(access, text, "grid", launch=site)
     return None
+
+
+def _partial_loop_tile(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
+    """A loop around ``access`` that walks a runtime extent in tiles (``for k in range(0, K,
+    BLOCK_K)``, ``range(tl.cdiv(K, BLOCK_K))``) and moves its ``tl.arange(0, BLOCK_K)`` lanes
+    (an offset computed from the loop variable, or a pointer advanced in the loop body): the
+    last iteration's tile runs past ``K`` unless ``K`` is a multiple of ``BLOCK_K``, which
+    `_divisible` looks for. Lanes wrapped or clamped on the way (``%``, ``tl.minimum``,
+    ``tl.where``) stay in range; lanes shifted, or an extent computed, by a helper the linter
+    cannot see into (``prev_multiple_of(N, TILE)``) are not judged."""
+    assert access.pointer is not None
+    structure = kernel.facts(Structure)
+    dependencies = kernel.facts(Dependencies)
+    closure = list(dependencies.closure(access.pointer))
+    if _through_helper(kernel, dependencies.additive_terms(access.pointer)):
+        return None  # lanes shifted by a helper's result (`prev_multiple_of(N, TILE)`)
+    names = {node.value for node in closure if isinstance(node, cst.Name)}
+    wrapped = {
+        id(inner)
+        for node in closure
+        if _wraps(kernel, node)
+        for inner in dependencies.closure(node)
+    }
+    extents = {
+        kernel.code(args[1])
+        for arange in kernel.facts(Masks).lane_sources(access.pointer)[0]
+        if id(arange) not in wrapped and len(args := _positional(arange)) == 2
+    }
+    child: cst.CSTNode = access.call
+    for loop in structure.ancestors(access.call):
+        inside = isinstance(loop, cst.For) and child is loop.body
+        child = loop
+        if not inside:
+            continue
+        tiled = _tiled_extent(kernel, loop.iter)
+        if tiled is None or kernel.code(tiled[1]) not in extents:
+            continue
+        extent, step = tiled
+        if not (_loop_var(loop) in names or _advanced_in(loop, names)):
+            continue
+        if _through_helper(kernel, dependencies.closure(extent)):
+            continue
+        if _divisible(kernel, extent, step):
+            continue
+        return Evidence(access, kernel.code(extent), "loop", loop=loop, step=kernel.code(step))
+    return None
+
+
+def _through_helper(kernel: Kernel, nodes: Iterable[cst.CSTNode]) -> bool:
+    """A value computed by a helper the linter cannot see into (a loop's ``range`` is not
+    one: the closure of a loop variable reaches it)."""
+    return any(
+        isinstance(node, cst.Call)
+        and is_opaque(kernel, node)
+        and (dotted_name(node.func) or "").split(".")[-1] != "range"
+        for node in nodes
+    )
+
+
+def _positional(call: cst.Call) -> list[cst.BaseExpression]:
+    return [arg.value for arg in call.args if arg.keyword is None]
+
+
+def _wraps(kernel: Kernel, node: cst.CSTNode) -> bool:
+    """Lanes brought back into range: ``x % n``, ``tl.minimum``, ``tl.where``."""
+    if isinstance(node, cst.BinaryOperation):
+        return isinstance(node.operator, cst.Modulo)
+    return isinstance(node, cst.Call) and tl_short(kernel, node) in ("minimum", "where")
+
+
+def _tiled_extent(
+    kernel: Kernel, iterable: cst.BaseExpression
+) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(extent, tile) of ``range(start, K, BLOCK)`` or ``range([start,] cdiv(K, BLOCK))``
+    (also ``tl.range``) when ``K`` is a runtime value and ``BLOCK`` a compile-time one."""
+    if not isinstance(iterable, cst.Call):
+        return None
+    callee = dotted_name(iterable.func) or ""
+    if callee.split(".")[-1] != "range" or callee.startswith(("np.", "numpy.")):
+        return None
+    args = _positional(iterable)
+    if len(args) == 3:
+        extent, step = args[1], args[2]
+    elif args and isinstance(args[-1], cst.Call):
+        division = args[-1]
+        name = dotted_name(division.func) or ""
+        parts = _positional(division)
+        if not name.endswith("cdiv") or len(parts) != 2:
+            return None
+        extent, step = parts
+    else:
+        return None
+    provenance = kernel.facts(Provenance)
+    if provenance.is_compile_time(extent) or not provenance.is_compile_time(step):
+        return None
+    if evaluate(extent) is not UNKNOWN:
+        return None
+    return extent, step
+
+
+def _loop_var(loop: cst.For) -> str | None:
+    return loop.target.value if isinstance(loop.target, cst.Name) else None
+
+
+def _advanced_in(loop: cst.For, names: set[str]) -> bool:
+    """The loop body advances a pointer the access reads (``a_ptrs += BLOCK_K * stride_ak``)."""
+    return any(
+        isinstance(node, cst.AugAssign)
+        and isinstance(node.target, cst.Name)
+        and node.target.value in names
+        and isinstance(node.operator, cst.AddAssign | cst.SubtractAssign)
+        for node in iter_nodes(loop.body)
+    )
+
+
+def _divisible(kernel: Kernel, extent: cst.BaseExpression, step: cst.BaseExpression) -> bool:
+    """Something says ``extent`` is a whole number of tiles: it is rounded down with ``//``
+    or ``%``, or built as a multiple of the tile (``tl.cdiv(K, BLOCK) * BLOCK - BLOCK``: the
+    tail is peeled off), the kernel assumes or asserts it (``tl.assume(K % BLOCK_K == 0)``,
+    ``tl.multiple_of``, ``tl.static_assert``), or the file takes it (or the value a launch
+    passes for it) modulo something, or the host takes something modulo the tile: a host
+    ``assert K % BLOCK_K == 0``, a dispatch test ``K % 64 == 0``, an ``if K % BLOCK_K:``
+    tail, an ``assert buffer.shape[0] % BLOCK == 0`` over segments padded to the tile."""
+    dependencies = kernel.facts(Dependencies)
+    tile = kernel.code(step)
+    for n in dependencies.closure(extent):
+        if not isinstance(n, cst.BinaryOperation):
+            continue
+        if isinstance(n.operator, cst.Modulo | cst.FloorDivide):
+            return True  # `full = N // BLOCK * BLOCK`, `N - N % BLOCK`: whole tiles
+        if isinstance(n.operator, cst.Multiply) and tile in (
+            kernel.code(n.left),
+            kernel.code(n.right),
+        ):
+            return True  # `tl.cdiv(N, BLOCK) * BLOCK - BLOCK`: a multiple of the tile
+    params = {n.value for n in iter_nodes(extent) if isinstance(n, cst.Name)}
+    for node in iter_nodes(kernel.node.body):
+        if (
+            isinstance(node, cst.Call)
+            and tl_short(kernel, node) in ("assume", "multiple_of", "static_assert")
+            and any(isinstance(n, cst.Name) and n.value in params for n in iter_nodes(node))
+        ):
+            return True
+    code = kernel.module.module.code_for_node
+    sizes = _host_texts(kernel, params)
+    tiles = _host_texts(kernel, {n.value for n in iter_nodes(step) if isinstance(n, cst.Name)})
+    in_kernels = {id(n) for k in kernel.module.kernels for n in iter_nodes(k.node)}
+    return any(
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Modulo)
+        and (
+            code(node.left).strip() in sizes
+            or (id(node) not in in_kernels and code(node.right).strip() in tiles)
+        )
+        for node in iter_nodes(kernel.module.module)
+    )
+
+
+def _host_texts(kernel: Kernel, params: set[str]) -> set[str]:
+    """The source texts a value goes by in the file: the parameter names, what launches pass
+    for them, and what those names are assigned on the host."""
+    code = kernel.module.module.code_for_node
+    texts = set(params)
+    for site in kernel.launches:
+        for name, argument in site.bound_arguments(kernel).items():
+            if name in params:
+                texts.add(code(argument))
+                value = site.host_definitions.get(code(argument))
+                if value is not None:
+                    texts.add(code(value))
+    return texts
 
 
 #: Calls that keep lanes an affine function of ``tl.arange`` and the program id (casts too).
