@@ -91,6 +91,14 @@ NOTES = """
   token offsets times constexpr strides), token counts on grid axis 1 (6) and a masked load
   reaching `tl.sum` (1). Earlier rounds read these forms as true positives; bringing Liger
   under 40 would take silencing 10 of them.
+- **Round 13** reads what ships now: 30 error/warning findings drawn uniformly from every
+  default rule. 77% true positives (95% interval 59-88%), 97% not false positives (83-99%);
+  the rules but TL104 read 19 of 23 true (83%; TL207 10/10, TL203 6/9, TL103 2/2, TL208 1/1,
+  TL302 0/1), TL104's warning tier 4 of 7. The one false positive is TL203 on a number of
+  memory slots that the host names `M` (`V=M`), which reads as a per-call row count; the
+  debatable ones are narrow tables (top-k, router, index tables), a weight, bucketed or
+  logarithmic sizes and a bf16 sum the file makes on purpose. The sample is small: the
+  per-rule shares are indications, not measurements.
 - **Round 12** is the loop-tile evidence of TL101/TL102 (a loop that walks a runtime size in
   tiles of the lanes' extent, the partial-K GEMM tile). Its development runs found 41, then
   3, findings in the corpus; every one read false (a helper-computed or tile-multiple loop
@@ -544,6 +552,11 @@ UNIFORM_ROUNDS = {
         "`--uniform 40 --only TL104 --seed 9`: TL104's warning tier alone, after TL104 ranked "
         "its other findings info (November 2026); 4 of the 40 had verdicts from earlier rounds, "
         "the other 36 were read by the session that drew the tier",
+        None,
+    ),
+    "13": (
+        "`--uniform 30 --seed 13`: every default rule's error/warning findings after TL203 "
+        "ranked float hyperparameters info and TL101/TL102 read loop tiles (November 2026)",
         None,
     ),
 }
