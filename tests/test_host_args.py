@@ -10,6 +10,7 @@ import libcst as cst
 
 from triton_lint.engine import lint_text
 from triton_lint.model.build import build_module_model
+from triton_lint.model.host import host_definitions
 from triton_lint.model.host_args import launch_strides
 from triton_lint.rules import rules_by_code
 
@@ -193,3 +194,23 @@ def test_tl104_warns_on_whole_tensor_products_and_ranks_the_rest_info():
         (46, "info", ["`block_table` looks like a lookup table"]),
         (53, "info", ["no launch in this file shows that the size is a row stride"]),
     ]
+
+
+def test_host_unpacking_binds_around_a_starred_value():
+    """``B, H, T, K, V, M = *q.shape, v.shape[-1], s.shape[-1]`` binds the names after the
+    star from the end and those it covers to the starred value's elements (fla's ABC)."""
+    source = "def f(q, v, s):\n    B, H, T, K, V, M = *q.shape, v.shape[-1], s.shape[-1]\n"
+    module = cst.parse_module(source)
+    function = module.body[0]
+    bindings = dict.fromkeys("BHTKVM", 1)
+    bound = {
+        name: module.code_for_node(value) for name, value in host_definitions(function, bindings)
+    }
+    assert bound == {
+        "B": "q.shape[0]",
+        "H": "q.shape[1]",
+        "T": "q.shape[2]",
+        "K": "q.shape[3]",
+        "V": "v.shape[-1]",
+        "M": "s.shape[-1]",
+    }

@@ -199,6 +199,8 @@ def _unpack(
         elements = [el.value for el in target.elements]
         if isinstance(value, cst.Tuple | cst.List) and len(value.elements) == len(elements):
             pairs = [(el, v.value) for el, v in zip(elements, value.elements, strict=True)]
+        elif (aligned := _around_star(target, value)) is not None:
+            pairs = aligned
         else:
             # ``a, b = x.stride()`` binds ``a`` to ``x.stride()[0]``; from a starred target on,
             # positions are unknown and the whole value stands in.
@@ -208,6 +210,33 @@ def _unpack(
                 pairs.append((element.value, value if starred else _element(value, position)))
         for element, source in pairs:
             yield from _unpack(element, source)
+
+
+def _around_star(
+    target: cst.Tuple | cst.List, value: cst.BaseExpression
+) -> list[tuple[cst.BaseExpression, cst.BaseExpression]] | None:
+    """``B, H, T, M = *q.shape[:3], s.shape[-1]``: the elements before and after the one
+    starred value bind by position from either end, and the targets in between to that
+    value's elements (``q.shape[:3][0]``, ...)."""
+    if not isinstance(value, cst.Tuple | cst.List):
+        return None
+    if any(isinstance(el, cst.StarredElement) for el in target.elements):
+        return None
+    stars = [i for i, el in enumerate(value.elements) if isinstance(el, cst.StarredElement)]
+    names = [el.value for el in target.elements]
+    if len(stars) != 1:
+        return None
+    star = stars[0]
+    after = len(value.elements) - star - 1
+    spread = len(names) - star - after
+    if spread < 0:
+        return None
+    values = [el.value for el in value.elements]
+    return [
+        *zip(names[:star], values[:star], strict=True),
+        *((names[star + i], _element(values[star], i)) for i in range(spread)),
+        *zip(names[star + spread :], values[star + 1 :], strict=True),
+    ]
 
 
 def _element(value: cst.BaseExpression, position: int) -> cst.Subscript:

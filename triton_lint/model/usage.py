@@ -168,7 +168,7 @@ def _dtype_of_value(expr: cst.BaseExpression) -> bool:
 #: Per-call sizes: they change with the batch, so each new value is a new compilation.
 _PER_CALL = re.compile(
     r"^(m|t|b|l|s|bs|bsz|n_rows|num_rows|nrows|rows|n_tokens|num_tokens|ntokens|total_tokens|"
-    r"seq_?len|seqlen|max_seqlen|n_ctx|batch|batch_size|num_seqs|n_elements|numel|n_elem|"
+    r"seq|seq_?len|seqlen|max_seqlen|n_ctx|batch|batch_size|num_seqs|n_elements|numel|n_elem|"
     r"num_elements|total|size|length|len|num_reqs|m_size|row_count|n_row)$",
     re.IGNORECASE,
 )

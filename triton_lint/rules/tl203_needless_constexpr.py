@@ -80,7 +80,10 @@ e4m3, `127.0` for int8). Only parameters whose values change from call to call a
 computes from one, such as `math.ceil(n_rows / sm_count)`, and float hyperparameters such as
 `eps`, a scale or a dropout probability), whether the kernel uses them as runtime values or
 never uses them at all. Model dimensions, strides and tile sizes are left alone: they cost
-one compilation per model shape, and constant-folding them usually pays for it.
+one compilation per model shape, and constant-folding them usually pays for it. A one-letter
+size (`M`, `L`, `S`) means rows in one kernel and layers or memory slots in another, so where
+launches in the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per
+call, `L=num_layers` or a tensor's last dimension (`s.shape[-1]`) does not.
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
@@ -201,15 +204,19 @@ def _variation(kernel: Kernel, param: Param) -> Severity | None:
     `finfo.eps * n_rows`); per configuration (INFO) for a float hyperparameter (`eps`, a scale, a
     dropout probability), which compiles once per value the program uses; None for a model
     dimension or stride, fixed per model shape."""
-    if is_per_call_size(param.name):
+    passed = [
+        (site, argument)
+        for site in kernel.launches
+        if (argument := site.bound_arguments(kernel).get(param.name)) is not None
+    ]
+    if "stride" not in param.name.lower() and any(
+        is_per_call_size(n) for site, argument in passed for n in _host_names(site, argument)
+    ):
         return Severity.WARNING
-    if "stride" not in param.name.lower():
-        for site in kernel.launches:
-            argument = site.bound_arguments(kernel).get(param.name)
-            if argument is not None and any(
-                is_per_call_size(n) for n in _host_names(site, argument)
-            ):
-                return Severity.WARNING
+    if is_per_call_size(param.name) and not (len(param.name) == 1 and passed):
+        # a one-letter size (`M`, `L`, `S`) names rows in one kernel and memory slots or
+        # layers in another: where launches pass it, what they pass decides (above)
+        return Severity.WARNING
     if (
         _FLOAT_NAME.match(param.name)
         or isinstance(param.node.default, cst.Float)
@@ -227,8 +234,8 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
     assignments (``rows_per_program = math.ceil(n_rows / sm_count)`` gives ``n_rows``).
     Only values are followed: not a tensor's attributes (``c.stride(0)`` does not change with
     ``c``'s row count), not containers (``s[4]``), not the tests of ``x if M <= 256 else y``,
-    not divisors (``numel // M`` can cancel out), and not through bucketing
-    (``next_power_of_2``, ``log2``), which leaves a handful of values."""
+    not divisors (``numel // M`` can cancel out), not into comparisons (a truth value), and
+    not through bucketing (``next_power_of_2``, ``log2``), which leaves a handful of values."""
     names: set[str] = set()
     pending: list[cst.CSTNode] = [expr]
     while pending:
@@ -236,8 +243,10 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
         if isinstance(node, cst.Attribute | cst.Subscript):
             continue
         if isinstance(node, cst.Name):
-            names.add(node.value)
             value = site.host_definitions.get(node.value)
+            if len(node.value) == 1 and value is not None and _last_dimension(value):
+                continue  # `M = s.shape[-1]`: a feature dimension, whatever its letter
+            names.add(node.value)
             if value is not None and depth > 0:
                 names |= _host_names(site, value, depth - 1)
         elif isinstance(node, cst.Call):
@@ -252,9 +261,32 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
             pending.append(node.left)
         elif isinstance(node, cst.IfExp):
             pending.extend((node.body, node.orelse))
+        elif isinstance(node, cst.Comparison) or (
+            isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)
+        ):
+            continue  # a truth value: two values, whatever it compares (`seq >= LONG`)
         else:
             pending.extend(iter_children(node))
     return names
+
+
+def _last_dimension(value: cst.BaseExpression) -> bool:
+    """``x.shape[-1]`` or ``x.size(-1)``: the innermost (feature) dimension of a tensor."""
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1:
+        index = value.slice[0].slice
+        return (
+            isinstance(value.value, cst.Attribute)
+            and value.value.attr.value == "shape"
+            and isinstance(index, cst.Index)
+            and evaluate(index.value) == -1
+        )
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        return (
+            value.func.attr.value == "size"
+            and len(value.args) == 1
+            and evaluate(value.args[0].value) == -1
+        )
+    return False
 
 
 #: What a launch argument is computed from: constants, values already in the compile key
