@@ -9,6 +9,7 @@ import libcst as cst
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.calls import is_opaque, tl_short
 from triton_lint.model.dependencies import Dependencies
+from triton_lint.model.evaluate import evaluate
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.masks import expanded_axis
 from triton_lint.model.names import dotted_name
@@ -56,7 +57,9 @@ directly or through `+`, casts and `tl.where`) or divided by themselves are chec
 factor such as `state * exp(g)` of a log-space gate is bounded by construction. The sigmoid
 form `1 / (1 + exp(-x))`, `exp(-abs(x))`, `exp(tl.minimum(x, c))`, shifts by any other runtime
 value (`x - lse`, `x - m_new`) and `1 - 2 / (exp(2 * y) + 1)` (an exponential only below the
-line: `2 / inf` is 0) are not reported.
+line: `2 / inf` is 0) are not reported. A `tl.where` that fills masked scores with `-inf`
+bounds nothing from above (it makes the masked lanes 0, not the others small), so attention
+scores masked that way and never shifted by their maximum are reported.
 
 Two more forms overflow in shipped state-space and linear-attention kernels. A pairwise
 difference `exp(a[:, None] - b[None, :])` of cumulative log-decays is positive on one side of
@@ -175,7 +178,12 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
     @staticmethod
     def _bounded(kernel: Kernel, arg: cst.BaseExpression) -> bool:
-        for node in kernel.facts(Dependencies).closure(arg, values_only=True):
+        closure = kernel.facts(Dependencies).closure(
+            arg, values_only=True, stop_below=_minus_infinity
+        )
+        for node in closure:
+            if _minus_infinity(node):
+                continue  # a masked lane's fill: exp gives 0 there and bounds nothing else
             if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
                 return True
             if (
@@ -186,11 +194,49 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                 return True
             if isinstance(node, cst.Call):
                 short = tl_short(kernel, node)
+                if short == "where" and _fills_minus_inf(node):
+                    continue  # masks lanes to -inf (exp gives 0) but leaves the others as big
                 if short in _BOUNDING:
                     return True
-                if short is None and is_opaque(kernel, node):
+                if short is None and is_opaque(kernel, node) and not _loop_header(node):
                     return True  # a helper we cannot see into
         return False
+
+
+def _loop_header(call: cst.Call) -> bool:
+    """``range(...)`` (also ``tl.range``): a loop variable's closure reaches its header."""
+    return (dotted_name(call.func) or "").split(".")[-1] in ("range", "static_range")
+
+
+def _fills_minus_inf(where: cst.Call) -> bool:
+    """``tl.where(mask, s, float("-inf"))``: an arm is minus infinity (a masked score), so the
+    select bounds nothing from above."""
+    arms = [a.value for a in where.args if a.keyword is None][1:]
+    return any(_minus_infinity(arm) for arm in arms)
+
+
+def _minus_infinity(node: cst.CSTNode) -> bool:
+    """``float("-inf")``, ``-float("inf")``, ``-math.inf`` or a literal fill such as
+    ``-1e30``: a value whose exponential is 0."""
+    if isinstance(node, cst.Call):
+        return _float_of(node) == "-inf"
+    if not (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)):
+        return False
+    operand = node.expression
+    if isinstance(operand, cst.Call):
+        return _float_of(operand) == "inf"
+    if isinstance(operand, cst.Attribute):
+        return operand.attr.value == "inf"
+    value = evaluate(operand)
+    return isinstance(value, int | float) and value >= 1e4
+
+
+def _float_of(call: cst.Call) -> str | None:
+    """The string of ``float("...")``."""
+    if not (isinstance(call.func, cst.Name) and call.func.value == "float" and call.args):
+        return None
+    arg = call.args[0].value
+    return arg.evaluated_value if isinstance(arg, cst.SimpleString) else None
 
 
 def _exp_name(kernel: Kernel, call: cst.Call) -> str | None:
