@@ -99,6 +99,13 @@ NOTES = """
   debatable ones are narrow tables (top-k, router, index tables), a weight, bucketed or
   logarithmic sizes and a bf16 sum the file makes on purpose. The sample is small: the
   per-rule shares are indications, not measurements.
+- **Round 15**: two more of the issue's forms, added without corpus cost. TL101/TL102 read
+  an element count the kernel takes and never compares (`n_elements` beside unmasked `pid *
+  BLOCK + tl.arange(0, BLOCK)` lanes: the tutorial's mask dropped); its development run
+  found 8 findings on `N`/`n` row counts and lengths, all false, and the names were narrowed
+  to explicit element counts. TL301 no longer counts a `tl.where` that fills `-inf` as a
+  bound, so attention scores masked that way and never shifted by their maximum are
+  reported. Neither changes a corpus finding.
 - **Round 14** follows round 13's TL203 false positive. A one-letter size (`M`, `L`, `S`,
   `V`) is now judged by what the file's launches pass where there are any (the host model
   also binds `B, H, T, K, V, M = *q.shape, v.shape[-1], s.shape[-1]` by position from both

@@ -242,3 +242,31 @@ def test_partial_loop_tile_points_at_the_loop_that_walks_the_size(monkeypatch, v
             [(39, "`K` walked in tiles of `BLOCK_K`")],
         ),
     }
+
+
+def test_unchecked_element_count_points_at_the_parameter(monkeypatch, validator):
+    """An `n_elements` the kernel never compares is the evidence: the message names it and the
+    related location is the parameter."""
+    monkeypatch.chdir(REPO)
+    result = lint_paths(
+        [Path("fixtures/TL101/bad_unchecked_element_count.py")],
+        RunOptions(cli_layer=Layer(select=("TL101", "TL102")), isolated=True),
+    )
+    log = build_sarif(result)
+    assert _errors(validator, log) == []
+    phrase = (
+        "the kernel takes the element count `n_elements` and never compares anything with "
+        "it, so the mask it was passed for is missing"
+    )
+    results = log["runs"][0]["results"]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results] == [
+        13,
+        14,
+        15,
+    ]
+    assert all(phrase in r["message"]["text"] for r in results)
+    assert {
+        (x["physicalLocation"]["region"]["startLine"], x["message"]["text"])
+        for r in results
+        for x in r["relatedLocations"]
+    } == {(10, "`n_elements`, never compared")}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -60,7 +61,11 @@ def unguarded(kernel: Kernel, access: MemoryAccess) -> Unguarded | None:
         if evidence is None:
             in_range = _lanes_in_range(kernel, access.pointer)
             if not in_range:
-                evidence = bounds.evidence(access) or _rounded_up_grid(kernel, access)
+                evidence = (
+                    bounds.evidence(access)
+                    or _rounded_up_grid(kernel, access)
+                    or _unchecked_size(kernel, access)
+                )
             evidence = evidence or _partial_loop_tile(kernel, access)
             if in_range and evidence is None:
                 return None
@@ -75,6 +80,11 @@ def evidence_phrase(kernel: Kernel, evidence: Evidence) -> str:
             f"the loop at line {line} walks the runtime `{evidence.text}` in tiles of "
             f"`{evidence.step}`, so its last tile runs past the end unless `{evidence.text}` "
             f"is a multiple of `{evidence.step}`"
+        )
+    if evidence.kind == "size":
+        return (
+            f"the kernel takes the element count `{evidence.text}` and never compares "
+            "anything with it, so the mask it was passed for is missing"
         )
     if evidence.launch is not None:
         line = kernel.module.span(evidence.launch.top, evidence.launch.call).line
@@ -100,6 +110,9 @@ def related_location(kernel: Kernel, evidence: Evidence) -> RelatedLocation:
         return RelatedLocation(
             kernel.module.path, span, f"`{evidence.text}` walked in tiles of `{evidence.step}`"
         )
+    if evidence.kind == "size":
+        span = kernel.span(kernel.params_by_name[evidence.text].node.name)
+        return RelatedLocation(kernel.module.path, span, f"`{evidence.text}`, never compared")
     if evidence.launch is not None:
         span = kernel.module.span(evidence.launch.top, evidence.launch.call)
         return RelatedLocation(kernel.module.path, span, f"grid rounded up: `{evidence.text}`")
@@ -141,6 +154,59 @@ def _rounded_up_grid(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
             text = kernel.module.module.code_for_node(dim)
             return Evidence(access, text, "grid", launch=site)
     return None
+
+
+#: Parameter names of a flat element count (`n_elements` in Triton's tutorials); `n`, `N` and
+#: `size` also name rows and widths that a whole-row tile (`pid * D + tl.arange(0, D)`) never
+#: needs to compare.
+_ELEMENT_COUNT = re.compile(
+    r"^(n_?elements?|n_?elems?|numel|num_?elements|total_?elements)$", re.IGNORECASE
+)
+
+
+def _unchecked_size(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
+    """The kernel takes a runtime element count (``n_elements``) that nothing in it compares,
+    clamps or hands to a helper, while ``access``'s lanes are ``pid * BLOCK + tl.arange(0,
+    BLOCK)`` with no wrap or gather: the count was passed for a mask the access lacks."""
+    counts = [p.name for p in kernel.params if not p.is_constexpr and _ELEMENT_COUNT.match(p.name)]
+    if not counts or not _program_tiled(kernel, access):
+        return None
+    used = _compared_names(kernel)
+    unchecked = [name for name in counts if name not in used]
+    return Evidence(access, unchecked[0], "size") if unchecked else None
+
+
+def _program_tiled(kernel: Kernel, access: MemoryAccess) -> bool:
+    """Lanes an affine function of a program id and ``tl.arange`` only (casts too)."""
+    assert access.pointer is not None
+    program = False
+    for node in kernel.facts(Dependencies).closure(access.pointer):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            return False
+        if not isinstance(node, cst.Call):
+            continue
+        short = tl_short(kernel, node)
+        if short == "program_id":
+            program = True
+        elif short not in _AFFINE_CALLS and cast_parts(kernel, node) is None:
+            return False
+    return program
+
+
+def _compared_names(kernel: Kernel) -> set[str]:
+    """Names the kernel compares, clamps, loops up to or hands to a helper."""
+    found: set[str] = set()
+    for node in iter_nodes(kernel.node.body):
+        if isinstance(node, cst.Comparison):
+            found |= {n.value for n in iter_nodes(node) if isinstance(n, cst.Name)}
+        elif isinstance(node, cst.Call) and (
+            tl_short(kernel, node) in ("minimum", "maximum", "clamp", "where", "range")
+            or is_opaque(kernel, node)
+        ):
+            found |= {
+                n.value for arg in node.args for n in iter_nodes(arg) if isinstance(n, cst.Name)
+            }
+    return found
 
 
 def _partial_loop_tile(kernel: Kernel, access: MemoryAccess) -> Evidence | None:

@@ -28,28 +28,28 @@ shows for some sizes, or an illegal-address fault.
 Many production kernels leave loads unmasked on purpose, because the tile exactly covers the
 dimension (a head of `HEAD_DIM` lanes, a swizzled scale block, sizes the host checked to be
 multiples). The linter cannot see those sizes, so it reports an unmasked load only when the
-kernel itself says the tile can be partial: another access masks the same lanes against the
-end of their dimension (`offs_m < M`; a constexpr `o_k < K` counts for tiles shifted by a
-program or loop offset, not for one whole row compared with a sub-range), or checks the
-bounds of a block pointer over the same shape, or the load gathers through an index vector
-whose masked-off lanes are undefined (loaded with a mask and no `other=`), or a launch in the
-same file rounds the grid axis the lanes move with up (`triton.cdiv(M, BLOCK_M)`: the host
-expects a partial last tile) with no host `assert M % BLOCK_M == 0`, no early return of the
-programs past a padded bound, and lanes that are `pid * BLOCK + tl.arange` with no clamp or
-gather on the way (FlagAttention's `_bwd_preprocess`), or a loop around the load walks a
+kernel itself says the tile can be partial: another access masks the same lanes against the end
+of their dimension (`offs_m < M`; a constexpr `o_k < K` counts for tiles shifted by a program
+or loop offset, not for one whole row compared with a sub-range), or checks the bounds of a
+block pointer over the same shape, or the load gathers through an index vector whose masked-off
+lanes are undefined (loaded with a mask and no `other=`), or a launch in the same file rounds
+the grid axis the lanes move with up (`triton.cdiv(M, BLOCK_M)`: the host expects a partial
+last tile) with no host `assert M % BLOCK_M == 0`, no early return of the programs past a
+padded bound, and lanes that are `pid * BLOCK + tl.arange` with no clamp or gather on the way
+(FlagAttention's `_bwd_preprocess`), or the kernel takes an element count (`n_elements`,
+`numel`) that nothing in it compares, clamps or passes on while the lanes are `pid * BLOCK +
+tl.arange(0, BLOCK)` (the mask it was passed for is missing), or a loop around the load walks a
 runtime size in tiles of the lanes' extent and moves them (`for k in range(0, tl.cdiv(K,
 BLOCK_K))` with `a_ptrs += BLOCK_K * stride_ak`, or offsets `k + tl.arange(0, BLOCK_K)`): the
-last tile of a GEMM's K loop is partial unless `K % BLOCK_K == 0` (flag-gems' Kunlunxin
-`addmm` before 5.0.2). The kernel or its host can say it is whole: an `EVEN_K` branch that
-masks the other arm, `tl.assume(K % BLOCK_K == 0)` (or `tl.multiple_of`, `tl.static_assert`)
-on the size, a host `assert K % BLOCK_K == 0` at the launch, a size rounded down to whole
-tiles (`K // BLOCK_K`, `N - N % BLOCK`), a compile-time size, or lanes clamped on the way.
-It leaves alone loads in a different arm of the branch that holds the masked access
-(`if EVEN:`),
-loads in a loop the masked access is not in (whole tiles, with the tail peeled off), loads
-under a runtime test of the bound, and lanes brought back into range by `%`, `//`,
-`minimum`, `tl.where` or a reduction. Unmasked loads the kernel gives no sign about are
-TL106 (off by default)."""
+last tile of a GEMM's K loop is partial unless `K % BLOCK_K == 0` (flag-gems' Kunlunxin `addmm`
+before 5.0.2). The kernel or its host can say it is whole: an `EVEN_K` branch that masks the
+other arm, `tl.assume(K % BLOCK_K == 0)` (or `tl.multiple_of`, `tl.static_assert`) on the size,
+a host `assert K % BLOCK_K == 0` at the launch, a size rounded down to whole tiles (`K //
+BLOCK_K`, `N - N % BLOCK`), a compile-time size, or lanes clamped on the way. It leaves alone
+loads in a different arm of the branch that holds the masked access (`if EVEN:`), loads in a
+loop the masked access is not in (whole tiles, with the tail peeled off), loads under a runtime
+test of the bound, and lanes brought back into range by `%`, `//`, `minimum`, `tl.where` or a
+reduction. Unmasked loads the kernel gives no sign about are TL106 (off by default)."""
     fix = """\
 Pass the mask the other access uses, and an `other=` value that is neutral for what the value
 feeds (0 for sums, `-inf` for maxima): `tl.load(x_ptr + offs, mask=offs < n, other=0.0)`. For

@@ -28,8 +28,9 @@ As for TL101, the store is reported only when the kernel itself says the tile ca
 another access masks the same lanes against the end of their dimension (the load masks
 `offs < n`, the store does not), checks the bounds of a block pointer over the same
 shape, a launch rounds the grid axis the lanes move with up with `triton.cdiv` (see
-TL101; bitsandbytes' absmax store of a group of blocks per program), or a loop walks a
-runtime size in tiles of the lanes' extent (`for off in range(0, n, BLOCK)`, see TL101).
+TL101; bitsandbytes' absmax store of a group of blocks per program), the kernel takes an
+`n_elements` it never compares, or a loop walks a runtime size in tiles of the lanes' extent
+(`for off in range(0, n, BLOCK)`, see TL101).
 Stores into exactly
 tiled buffers, in the other arm of an `if EVEN_N:` branch, in a
 whole-tile loop with a peeled tail, or through lanes wrapped with `%`/`//` are not reported;
