@@ -184,20 +184,29 @@ def test_fixes_are_sarif_fixes(validator, monkeypatch):
     assert fixes and all(f[0]["artifactChanges"][0]["replacements"] for f in fixes)
 
 
-def test_unmasked_load_points_at_the_masked_access_that_bounds_its_lanes(monkeypatch):
-    """TL101's evidence (the access that masks the same lanes) becomes a related location."""
-    monkeypatch.chdir(REPO)
+def _evidence_results(fixture: str, validator: Draft4Validator) -> list[dict]:
+    """The schema-valid SARIF results of TL101/TL102 on one fixture (run from the repo)."""
     result = lint_paths(
-        [Path("fixtures/TL101/bad_partial_tile_evidence.py")],
-        RunOptions(cli_layer=Layer(select=("TL101",)), isolated=True),
+        [Path(fixture)], RunOptions(cli_layer=Layer(select=("TL101", "TL102")), isolated=True)
     )
     log = build_sarif(result)
+    assert _errors(validator, log) == []
+    return log["runs"][0]["results"]
+
+
+def _related(result: dict) -> list[tuple[int, str]]:
+    return [
+        (x["physicalLocation"]["region"]["startLine"], x["message"]["text"])
+        for x in result.get("relatedLocations", [])
+    ]
+
+
+def test_unmasked_load_points_at_the_masked_access_that_bounds_its_lanes(monkeypatch, validator):
+    """TL101's evidence (the access that masks the same lanes) becomes a related location."""
+    monkeypatch.chdir(REPO)
+    results = _evidence_results("fixtures/TL101/bad_partial_tile_evidence.py", validator)
     related = {
-        r["locations"][0]["physicalLocation"]["region"]["startLine"]: [
-            (x["physicalLocation"]["region"]["startLine"], x["message"]["text"])
-            for x in r.get("relatedLocations", [])
-        ]
-        for r in log["runs"][0]["results"]
+        r["locations"][0]["physicalLocation"]["region"]["startLine"]: _related(r) for r in results
     }
     assert related == {
         12: [(14, "bounded with `mask=offs_cn < N`")],
@@ -211,21 +220,12 @@ def test_partial_loop_tile_points_at_the_loop_that_walks_the_size(monkeypatch, v
     """The loop-tile evidence of TL101/TL102 names the loop in the message and points at its
     range as a related location."""
     monkeypatch.chdir(REPO)
-    result = lint_paths(
-        [Path("fixtures/TL101/bad_partial_k_tile.py")],
-        RunOptions(cli_layer=Layer(select=("TL101", "TL102")), isolated=True),
-    )
-    log = build_sarif(result)
-    assert _errors(validator, log) == []
     found = {
         (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]): (
             r["message"]["text"].split(": the lanes")[0],
-            [
-                (x["physicalLocation"]["region"]["startLine"], x["message"]["text"])
-                for x in r["relatedLocations"]
-            ],
+            _related(r),
         )
-        for r in log["runs"][0]["results"]
+        for r in _evidence_results("fixtures/TL101/bad_partial_k_tile.py", validator)
     }
     k_loop = (
         "`tl.load` of `tl.arange` lanes has no mask, but the loop at line 24 walks the runtime "
@@ -248,25 +248,17 @@ def test_unchecked_element_count_points_at_the_parameter(monkeypatch, validator)
     """An `n_elements` the kernel never compares is the evidence: the message names it and the
     related location is the parameter."""
     monkeypatch.chdir(REPO)
-    result = lint_paths(
-        [Path("fixtures/TL101/bad_unchecked_element_count.py")],
-        RunOptions(cli_layer=Layer(select=("TL101", "TL102")), isolated=True),
-    )
-    log = build_sarif(result)
-    assert _errors(validator, log) == []
+    results = _evidence_results("fixtures/TL101/bad_unchecked_element_count.py", validator)
     phrase = (
         "the kernel takes the element count `n_elements` and never compares anything with "
         "it, so the mask it was passed for is missing"
     )
-    results = log["runs"][0]["results"]
     assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results] == [
         13,
         14,
         15,
     ]
     assert all(phrase in r["message"]["text"] for r in results)
-    assert {
-        (x["physicalLocation"]["region"]["startLine"], x["message"]["text"])
-        for r in results
-        for x in r["relatedLocations"]
-    } == {(10, "`n_elements`, never compared")}
+    assert {location for r in results for location in _related(r)} == {
+        (10, "`n_elements`, never compared")
+    }
