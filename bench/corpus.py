@@ -99,6 +99,13 @@ NOTES = """
   debatable ones are narrow tables (top-k, router, index tables), a weight, bucketed or
   logarithmic sizes and a bf16 sum the file makes on purpose. The sample is small: the
   per-rule shares are indications, not measurements.
+- **Round 16** reads 30 more findings of the rules but TL104: 27 true positives (90%), 2
+  false positives (a TL209 count of Mamba state tensors named `total_states`; a TL103
+  `other=0.0` before the `tl.max` of absolute values, where 0 is neutral), 1 debatable. With
+  round 13, the rules but TL104 read 46 of 53 true (87%): TL207 23/23, TL103 8/9, TL203
+  10/13 (its one false positive fixed in round 14; the rest debatable: bucketed and
+  logarithmic sizes), TL208 3/3, TL102 1/1, TL105 1/1, TL209 0/1, TL302 0/2 (the same
+  deliberate bf16 sum drawn twice).
 - **Round 15**: two more of the issue's forms, added without corpus cost. TL101/TL102 read
   an element count the kernel takes and never compares (`n_elements` beside unmasked `pid *
   BLOCK + tl.arange(0, BLOCK)` lanes: the tutorial's mask dropped); its development run
@@ -572,6 +579,11 @@ UNIFORM_ROUNDS = {
     "13": (
         "`--uniform 30 --seed 13`: every default rule's error/warning findings after TL203 "
         "ranked float hyperparameters info and TL101/TL102 read loop tiles (November 2026)",
+        None,
+    ),
+    "16": (
+        "`--uniform 30 --exclude TL104 --seed 16`: the rules but TL104, to measure their "
+        "share of true positives beside round 13 (November 2026, after round 15)",
         None,
     ),
 }
