@@ -22,7 +22,7 @@ _BATCH = re.compile(
 )
 _TOKENS = re.compile(
     r"(seq_?len|seqlen|num_tokens|n_tokens|ntokens|total_tokens|tokens|num_rows|n_rows|"
-    r"nrows|^rows$|^m$|^t$|^l$|^s$|n_ctx|numel|n_elements|total)",
+    r"nrows|^rows$|^m$|^t$|^l$|^s$|n_ctx|numel|n_elements|^total$)",
     re.IGNORECASE,
 )
 _HEADS = re.compile(r"(head|^h$|^hq$|^hk$|^hv$|^nh$|^n_h$)", re.IGNORECASE)
