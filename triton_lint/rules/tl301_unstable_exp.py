@@ -7,10 +7,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
-from triton_lint.model.calls import is_opaque, tl_short
+from triton_lint.model.calls import is_loop_header, is_opaque, tl_short
 from triton_lint.model.dependencies import Dependencies
-from triton_lint.model.evaluate import evaluate
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.lane_values import classify
 from triton_lint.model.masks import expanded_axis
 from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov, Provenance
@@ -179,10 +179,10 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     @staticmethod
     def _bounded(kernel: Kernel, arg: cst.BaseExpression) -> bool:
         closure = kernel.facts(Dependencies).closure(
-            arg, values_only=True, stop_below=_minus_infinity
+            arg, values_only=True, stop_below=lambda node: _minus_infinity(kernel, node)
         )
         for node in closure:
-            if _minus_infinity(node):
+            if _minus_infinity(kernel, node):
                 continue  # a masked lane's fill: exp gives 0 there and bounds nothing else
             if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
                 return True
@@ -194,49 +194,29 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                 return True
             if isinstance(node, cst.Call):
                 short = tl_short(kernel, node)
-                if short == "where" and _fills_minus_inf(node):
+                if short == "where" and _fills_minus_inf(kernel, node):
                     continue  # masks lanes to -inf (exp gives 0) but leaves the others as big
                 if short in _BOUNDING:
                     return True
-                if short is None and is_opaque(kernel, node) and not _loop_header(node):
+                if short is None and is_opaque(kernel, node) and not is_loop_header(node):
                     return True  # a helper we cannot see into
         return False
 
 
-def _loop_header(call: cst.Call) -> bool:
-    """``range(...)`` (also ``tl.range``): a loop variable's closure reaches its header."""
-    return (dotted_name(call.func) or "").split(".")[-1] in ("range", "static_range")
-
-
-def _fills_minus_inf(where: cst.Call) -> bool:
-    """``tl.where(mask, s, float("-inf"))``: an arm is minus infinity (a masked score), so the
-    select bounds nothing from above."""
+def _fills_minus_inf(kernel: Kernel, where: cst.Call) -> bool:
+    """``tl.where(mask, s, float("-inf"))``: an arm is minus infinity or a large negative fill
+    (a masked score), so the select bounds nothing from above."""
     arms = [a.value for a in where.args if a.keyword is None][1:]
-    return any(_minus_infinity(arm) for arm in arms)
+    return any(_minus_infinity(kernel, arm) for arm in arms)
 
 
-def _minus_infinity(node: cst.CSTNode) -> bool:
-    """``float("-inf")``, ``-float("inf")``, ``-math.inf`` or a literal fill such as
-    ``-1e30``: a value whose exponential is 0."""
-    if isinstance(node, cst.Call):
-        return _float_of(node) == "-inf"
-    if not (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)):
-        return False
-    operand = node.expression
-    if isinstance(operand, cst.Call):
-        return _float_of(operand) == "inf"
-    if isinstance(operand, cst.Attribute):
-        return operand.attr.value == "inf"
-    value = evaluate(operand)
-    return isinstance(value, int | float) and value >= 1e4
-
-
-def _float_of(call: cst.Call) -> str | None:
-    """The string of ``float("...")``."""
-    if not (isinstance(call.func, cst.Name) and call.func.value == "float" and call.args):
-        return None
-    arg = call.args[0].value
-    return arg.evaluated_value if isinstance(arg, cst.SimpleString) else None
+def _minus_infinity(kernel: Kernel, node: cst.CSTNode) -> bool:
+    """A fill whose exponential is 0 (``float("-inf")``, ``-math.inf``, ``-1e30``, a global
+    ``NEG_INF = -1e30``), as the masked-lane model classifies constants."""
+    return (
+        isinstance(node, cst.UnaryOperation | cst.Call | cst.Name)
+        and classify(kernel, node) == "-inf"
+    )
 
 
 def _exp_name(kernel: Kernel, call: cst.Call) -> str | None:
