@@ -55,6 +55,13 @@ def is_opaque(kernel: Kernel, call: cst.Call) -> bool:
     return True
 
 
+def is_loop_header(call: cst.Call) -> bool:
+    """``range(...)``, ``tl.range(...)``, ``tl.static_range(...)``: what a loop variable's
+    closure reaches through its ``for``, not a helper computing a value (``is_opaque`` keeps
+    calling the builtin opaque, which other analyses rely on)."""
+    return (dotted_name(call.func) or "").split(".")[-1] in ("range", "static_range")
+
+
 def program_id_axis(call: cst.Call) -> Any:
     """The literal axis of a `tl.program_id(axis)` call (UNKNOWN when not a literal)."""
     for arg in call.args:

@@ -9,7 +9,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from triton_lint.finding import RelatedLocation
-from triton_lint.model.calls import cast_parts, is_opaque, program_id_axis, tl_short
+from triton_lint.model.calls import (
+    cast_parts,
+    is_loop_header,
+    is_opaque,
+    program_id_axis,
+    tl_short,
+)
 from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
@@ -256,12 +262,9 @@ def _partial_loop_tile(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
 
 
 def _through_helper(kernel: Kernel, nodes: Iterable[cst.CSTNode]) -> bool:
-    """A value computed by a helper the linter cannot see into (a loop's ``range`` is not
-    one: the closure of a loop variable reaches it)."""
+    """A value computed by a helper the linter cannot see into."""
     return any(
-        isinstance(node, cst.Call)
-        and is_opaque(kernel, node)
-        and (dotted_name(node.func) or "").split(".")[-1] != "range"
+        isinstance(node, cst.Call) and is_opaque(kernel, node) and not is_loop_header(node)
         for node in nodes
     )
 
