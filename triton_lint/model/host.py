@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.tree import (
     block_statements,
     iter_nodes,
@@ -266,3 +267,28 @@ def returned_value(node: cst.FunctionDef) -> cst.BaseExpression | None:
     else:
         return None
     return next((small.value for small in lines if isinstance(small, cst.Return)), None)
+
+
+def is_shape(expr: cst.BaseExpression) -> bool:
+    """``x.shape``."""
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
+
+
+def is_size_call(expr: cst.BaseExpression) -> bool:
+    """``x.size(...)``."""
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "size"
+    )
+
+
+def dimension_axis(expr: cst.BaseExpression) -> object:
+    """The axis of a tensor dimension ``x.shape[i]`` or ``x.size(i)`` (``UNKNOWN`` when it is
+    not a literal), or None when ``expr`` is no single dimension."""
+    if isinstance(expr, cst.Subscript) and is_shape(expr.value) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        return evaluate(index.value) if isinstance(index, cst.Index) else UNKNOWN
+    if isinstance(expr, cst.Call) and is_size_call(expr):
+        return evaluate(expr.args[0].value) if len(expr.args) == 1 else None
+    return None

@@ -9,6 +9,7 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.evaluate import UNKNOWN, evaluate, is_power_of_two
+from triton_lint.model.host import is_shape, is_size_call
 from triton_lint.model.kernel import Kernel, LaunchSite
 from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
@@ -229,9 +230,9 @@ def _tensor_dimension(
                 return None
             expr = definition
             continue
-        if isinstance(expr, cst.Subscript) and _is_shape(expr.value):
+        if isinstance(expr, cst.Subscript) and is_shape(expr.value):
             return expr
-        return expr if _is_shape(expr) or _is_size_call(expr) else None
+        return expr if is_shape(expr) or is_size_call(expr) else None
     return None
 
 
@@ -266,18 +267,6 @@ def _is_tiling_name(name: str) -> bool:
 _TILING_WORDS = ("block", "blk", "tile", "chunk", "split", "segment", "warp", "stage")
 
 
-def _is_shape(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Attribute) and expr.attr.value == "shape"
-
-
-def _is_size_call(expr: cst.BaseExpression) -> bool:
-    return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value == "size"
-    )
-
-
 def _checked_on_host(site: LaunchSite, names: set[str]) -> bool:
     """An `assert`, an `if ...: raise` or an `if` around the launch in the launching statement
     that limits one of the names to chosen values (`assert K in (16, 32, 64, 128)`,
@@ -307,5 +296,5 @@ def _is_size_product(expr: cst.BaseExpression) -> bool:
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
         return _is_size_product(expr.left) and _is_size_product(expr.right)
     if isinstance(expr, cst.Subscript):
-        return _is_shape(expr.value)
-    return isinstance(expr, cst.Name | cst.Attribute) or _is_size_call(expr)
+        return is_shape(expr.value)
+    return isinstance(expr, cst.Name | cst.Attribute) or is_size_call(expr)

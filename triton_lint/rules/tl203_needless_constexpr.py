@@ -9,6 +9,7 @@ import libcst as cst
 
 from triton_lint.finding import Applicability, Category, Edit, Finding, Fix, Severity, Span
 from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.host import dimension_axis
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children
@@ -244,7 +245,7 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
             continue
         if isinstance(node, cst.Name):
             value = site.host_definitions.get(node.value)
-            if len(node.value) == 1 and value is not None and _last_dimension(value):
+            if len(node.value) == 1 and value is not None and dimension_axis(value) == -1:
                 continue  # `M = s.shape[-1]`: a feature dimension, whatever its letter
             names.add(node.value)
             if value is not None and depth > 0:
@@ -268,25 +269,6 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
         else:
             pending.extend(iter_children(node))
     return names
-
-
-def _last_dimension(value: cst.BaseExpression) -> bool:
-    """``x.shape[-1]`` or ``x.size(-1)``: the innermost (feature) dimension of a tensor."""
-    if isinstance(value, cst.Subscript) and len(value.slice) == 1:
-        index = value.slice[0].slice
-        return (
-            isinstance(value.value, cst.Attribute)
-            and value.value.attr.value == "shape"
-            and isinstance(index, cst.Index)
-            and evaluate(index.value) == -1
-        )
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        return (
-            value.func.attr.value == "size"
-            and len(value.args) == 1
-            and evaluate(value.args[0].value) == -1
-        )
-    return False
 
 
 #: What a launch argument is computed from: constants, values already in the compile key
