@@ -25,14 +25,12 @@ another activation or the optimizer state) or faults. Atomics (`tl.atomic_add`, 
 same problem and are harder to spot because they usually accumulate into small buffers.
 
 As for TL101, the store is reported only when the kernel itself says the tile can be partial:
-another access masks the same lanes against the end of their dimension (the load masks
-`offs < n`, the store does not), checks the bounds of a block pointer over the same
-shape, a launch rounds the grid axis the lanes move with up with `triton.cdiv` (see
-TL101; bitsandbytes' absmax store of a group of blocks per program), the kernel takes an
-`n_elements` it never compares, or a loop walks a runtime size in tiles of the lanes' extent
-(`for off in range(0, n, BLOCK)`, see TL101).
-Stores into exactly
-tiled buffers, in the other arm of an `if EVEN_N:` branch, in a
+another access masks the same lanes against the end of their dimension (the load masks `offs <
+n`, the store does not), checks the bounds of a block pointer over the same shape, a launch
+rounds the grid axis the lanes move with up with `triton.cdiv` (see TL101; bitsandbytes' absmax
+store of a group of blocks per program), the kernel takes an `n_elements` it never compares, or
+a loop walks a runtime size in tiles of the lanes' extent (`for off in range(0, n, BLOCK)`, see
+TL101). Stores into exactly tiled buffers, in the other arm of an `if EVEN_N:` branch, in a
 whole-tile loop with a peeled tail, or through lanes wrapped with `%`/`//` are not reported;
 unmasked stores the kernel gives no sign about are TL106 (off by default)."""
     fix = """\
