@@ -209,6 +209,9 @@ def _unpack(
             for position, element in enumerate(target.elements):
                 starred = starred or isinstance(element, cst.StarredElement)
                 pairs.append((element.value, value if starred else _element(value, position)))
+            if _names_only_the_last(elements):
+                # ``_, _, L = x.shape`` asks for the last dimension, as ``x.shape[-1]`` does
+                pairs[-1] = (elements[-1], _element(value, -1))
         for element, source in pairs:
             yield from _unpack(element, source)
 
@@ -240,10 +243,19 @@ def _around_star(
     ]
 
 
+def _names_only_the_last(elements: list[cst.BaseExpression]) -> bool:
+    """``_, _, L``: every target but the last is discarded."""
+    return len(elements) > 1 and all(
+        isinstance(el, cst.Name) and el.value == "_" for el in elements[:-1]
+    )
+
+
 def _element(value: cst.BaseExpression, position: int) -> cst.Subscript:
     """``value[position]``, a node made for tracing (it has no position in the file)."""
-    index = cst.Index(cst.Integer(str(position)))
-    return cst.Subscript(value, [cst.SubscriptElement(index)])
+    number: cst.BaseExpression = cst.Integer(str(abs(position)))
+    if position < 0:
+        number = cst.UnaryOperation(cst.Minus(), number)
+    return cst.Subscript(value, [cst.SubscriptElement(cst.Index(number))])
 
 
 def _assigned_names(node: cst.CSTNode) -> Iterator[str]:
