@@ -38,13 +38,16 @@ def _run(code: str, text: str, version: str):
 
 
 def test_tl203_fix_drops_the_annotation_and_is_unsafe():
-    findings = _run("TL203", KERNEL, "3.9")
-    assert [f.message.split("`")[1] for f in findings] == ["SCALE", "eps"]
+    """Two hyperparameters of one kernel: one finding, the second a related location, and
+    one fix that drops both annotations."""
+    (finding,) = _run("TL203", KERNEL, "3.9")
+    assert finding.message.startswith("`SCALE` (only used as a runtime value) and `eps` (only")
+    assert [(r.span.line, r.message.split("`")[1]) for r in finding.related] == [(6, "eps")]
+    assert finding.fix is not None
+    assert finding.fix.applicability is Applicability.UNSAFE
     text = KERNEL
-    for finding in reversed(findings):
-        assert finding.fix is not None
-        assert finding.fix.applicability is Applicability.UNSAFE
-        text = _apply(text, finding.fix.edits[0])
+    for edit in sorted(finding.fix.edits, key=lambda e: (e.span.line, e.span.column))[::-1]:
+        text = _apply(text, edit)
     assert "def k(x_ptr, n, SCALE, BLOCK: tl.constexpr, eps=1e-5):" in text
     assert _run("TL203", text, "3.9") == []
 
@@ -139,15 +142,16 @@ def test_tl201_size_from_a_tensor_dimension_is_information():
 
 def test_tl203_ranks_per_call_sizes_above_hyperparameters():
     """A per-call size, or a value a launch computes from one, is a warning; a float
-    hyperparameter fixed per configuration is information."""
+    hyperparameter fixed per configuration is information. Each tier is one finding per
+    kernel."""
     path = FIXTURES / "TL203" / "bad_per_call_floats_near_dtypes.py"
     found = _run("TL203", path.read_text(encoding="utf-8"), "3.9")
     assert [(f.line, f.severity.value) for f in found] == [
-        (16, "info"),  # sm_scale from the head size: fixed per model
-        (17, "warning"),  # eps scaled by the row count: changes with every batch
-        (18, "info"),  # a learning rate from a config dict
-        (20, "info"),  # a clip value switched by a step count: two values
+        (17, "info"),  # sm_scale from the head size: fixed per model
+        (18, "warning"),  # eps scaled by the row count: changes with every batch
     ]
+    # a learning rate from a config dict, a clip value switched by a step count: two values
+    assert [r.span.line for r in found[0].related] == [19, 21]
     assert "(info: a hyperparameter" in found[0].message
     assert "info" not in found[1].message
     path = FIXTURES / "TL203" / "bad_layernorm.py"
@@ -155,5 +159,5 @@ def test_tl203_ranks_per_call_sizes_above_hyperparameters():
     assert [(f.message.split("`")[1], f.severity.value) for f in found] == [
         ("n_rows", "warning"),
         ("eps", "info"),
-        ("unused_scale", "info"),
     ]
+    assert "`unused_scale` (never used)" in found[1].message

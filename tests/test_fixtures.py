@@ -1,6 +1,8 @@
 """Every fixture under ``fixtures/TL*/`` yields exactly the findings its ``# <- CODE`` marks.
 
-All rules run (including those off by default), so a fixture also proves that no other rule
+A ``# <+ CODE`` mark is a related location of a finding of CODE (a parameter grouped into
+another's finding); where a fixture has one, the related locations of that code's findings
+must be exactly the marked lines. All rules run (including those off by default), so a fixture also proves that no other rule
 fires on it. A fixture may pin the Triton version with a first-lines comment
 ``# triton-lint-test: target-version=3.3``.
 """
@@ -19,6 +21,7 @@ from triton_lint.rules import all_rules
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FILES = sorted(FIXTURES.glob("TL*/**/*.py"))
 _TARGET = re.compile(r"#\s*triton-lint-test:\s*target-version=(\S+)")
+_RELATED = re.compile(r"#\s*<\+\s*(TL\d{3})")
 
 
 def _expected_from_markers(path: Path) -> tuple[str, set[tuple[int, str]]]:
@@ -34,6 +37,14 @@ def test_fixture_findings_are_exactly_the_marked_ones(path):
     result = lint_text(str(path), text, list(all_rules()), target.group(1) if target else "3.9")
     assert not result.crashes
     assert {(f.line, f.code) for f in result.findings} == expected
+    related = {
+        (number, match.group(1))
+        for number, line in enumerate(text.splitlines(), 1)
+        if (match := _RELATED.search(line))
+    }
+    codes = {code for _, code in related}
+    found = {(r.span.line, f.code) for f in result.findings if f.code in codes for r in f.related}
+    assert found == related
 
 
 def test_every_rule_has_bad_and_good_fixtures():

@@ -7,7 +7,16 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from triton_lint.finding import Applicability, Category, Edit, Finding, Fix, Severity, Span
+from triton_lint.finding import (
+    Applicability,
+    Category,
+    Edit,
+    Finding,
+    Fix,
+    RelatedLocation,
+    Severity,
+    Span,
+)
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import dimension_axis
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
@@ -84,14 +93,20 @@ never uses them at all. Model dimensions, strides and tile sizes are left alone:
 one compilation per model shape, and constant-folding them usually pays for it. A one-letter
 size (`M`, `L`, `S`) means rows in one kernel and layers or memory slots in another, so where
 launches in the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per
-call, `L=num_layers` or a tensor's last dimension (`s.shape[-1]`) does not.
+call, `L=num_layers` or a tensor's last dimension (`s.shape[-1]`, or `_, _, L = s.shape`)
+does not.
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
 sequence lengths change. A float hyperparameter is information: it compiles once per value
 the program configures, which costs something only when it is swept or scheduled. All 11
 shipped-and-fixed TL203 bugs in `bench/recall.tsv` were per-call sizes; hyperparameter
-constexprs are common in maintained libraries, some deliberately (to fold the constant)."""
+constexprs are common in maintained libraries, some deliberately (to fold the constant).
+
+A kernel gets one finding per tier, at its first such parameter, with the others as related
+locations: together they make one compile key that changes per call, and dropping the
+annotation from only one of `batch_size` and `seq_len` still compiles the kernel for every
+new batch."""
     fix = """\
 Drop the `: tl.constexpr` annotation so the value is passed at run time (Triton still
 specializes integers equal to 1 and multiples of 16, so there is no loss for sizes). The fix
@@ -139,10 +154,24 @@ def rms_norm(
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        """One finding per kernel and tier: the parameters of a tier together make the compile
+        key change (dropping one of two per-call sizes still recompiles per call), so the
+        first one carries the finding and the others are related locations."""
         if not kernel.is_entry_point:
             return  # a helper's constexprs come from its caller's constexprs: no new compiles
-        usage = kernel.facts(Usage)
-        needed = usage.compile_time_params()
+        tiers: dict[Severity, list[tuple[Param, str]]] = {}
+        for param, severity in self._needless(kernel):
+            used = kernel.facts(Usage).reads(param.name)
+            what = "only used as a runtime value" if used else "never used"
+            tiers.setdefault(severity, []).append((param, what))
+        for severity in (Severity.WARNING, Severity.INFO):
+            if severity in tiers:
+                yield self._tier_finding(kernel, severity, tiers[severity])
+
+    def _needless(self, kernel: Kernel) -> Iterator[tuple[Param, Severity]]:
+        """Constexpr parameters never needed at compile time whose value changes, with how
+        often it changes."""
+        needed = kernel.facts(Usage).compile_time_params()
         for param in kernel.params:
             if not param.is_constexpr or param.name in needed:
                 continue
@@ -153,24 +182,51 @@ def rms_norm(
             if _compile_key_constant(kernel, param):
                 continue  # changes only with a dtype, which recompiles the kernel anyway
             severity = _variation(kernel, param)
-            if severity is None:
-                continue  # a model dimension or stride: one compile per model shape
-            used = usage.reads(param.name)
-            what = "only used as a runtime value" if used else "never used"
-            tier = (
-                " (info: a hyperparameter, one compilation per configured value unless the "
-                "program sweeps or schedules it)"
-                if severity is Severity.INFO
-                else ""
+            if severity is not None:  # None: a model dimension or stride, one per model shape
+                yield param, severity
+
+    def _tier_finding(
+        self, kernel: Kernel, severity: Severity, params: list[tuple[Param, str]]
+    ) -> Finding:
+        tier = (
+            " (info: a hyperparameter, one compilation per configured value unless the "
+            "program sweeps or schedules it)"
+            if severity is Severity.INFO
+            else ""
+        )
+        (first, what), rest = params[0], params[1:]
+        if rest:
+            names = _enumerate([f"`{p.name}` ({w})" for p, w in params])
+            message = (
+                f"{names} are `tl.constexpr` but never needed at compile time: every distinct "
+                f"combination of values compiles the kernel again{tier}; pass them as runtime "
+                "arguments"
             )
-            yield self.finding(
-                kernel,
-                param.node.name,
-                f"`{param.name}` is `tl.constexpr` but {what}: every distinct value compiles "
-                f"the kernel again{tier}; pass it as a runtime argument",
-                severity=severity,
-                fix=_drop_annotation(kernel, param),
+        else:
+            message = (
+                f"`{first.name}` is `tl.constexpr` but {what}: every distinct value compiles "
+                f"the kernel again{tier}; pass it as a runtime argument"
             )
+        edits = [edit for p, _ in params if (edit := _drop_annotation(kernel, p)) is not None]
+        names = _enumerate([f"`{p.name}`" for p, _ in params])
+        fix = Fix(Applicability.UNSAFE, f"Drop `: tl.constexpr` from {names}", tuple(edits))
+        finding = self.finding(
+            kernel, first.node.name, message, severity=severity, fix=fix if edits else None
+        )
+        finding.related = tuple(
+            RelatedLocation(
+                finding.path,
+                kernel.span(p.node.name),
+                f"`{p.name}` is `tl.constexpr` but {w}",
+            )
+            for p, w in rest
+        )
+        return finding
+
+
+def _enumerate(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _fixed_values(kernel: Kernel, param: Param) -> bool:
@@ -184,7 +240,7 @@ def _fixed_values(kernel: Kernel, param: Param) -> bool:
     return all(s.value is not UNKNOWN for s in launches)
 
 
-def _drop_annotation(kernel: Kernel, param: Param) -> Fix | None:
+def _drop_annotation(kernel: Kernel, param: Param) -> Edit | None:
     node = param.node
     if node.annotation is None:
         return None
@@ -195,8 +251,7 @@ def _drop_annotation(kernel: Kernel, param: Param) -> Fix | None:
     else:
         annotation = kernel.span(node.annotation.annotation)
         end_line, end_column, content = annotation.end_line, annotation.end_column, ""
-    edit = Edit(Span(name.end_line, name.end_column, end_line, end_column), content)
-    return Fix(Applicability.UNSAFE, f"Drop `: tl.constexpr` from `{param.name}`", (edit,))
+    return Edit(Span(name.end_line, name.end_column, end_line, end_column), content)
 
 
 def _variation(kernel: Kernel, param: Param) -> Severity | None:
