@@ -462,6 +462,15 @@ def write_report(
         for item in results
         for f in item["findings"]
     }
+    # A finding grouped into another (TL203's parameters of one kernel, TL208's uses of one
+    # API) is still shown, as a related location of that finding.
+    grouped = {
+        (relative_key(cache, item["path"]), r["line"], f["code"]): f["line"]
+        for item in results
+        for f in item["findings"]
+        for r in f.get("related", ())
+        if r["path"] == item["path"]
+    }
     triage = read_triage()
     if triage:
         lines += [
@@ -479,7 +488,8 @@ def write_report(
             "finding (4c: their evidence requirement was rebuilt in that round); its false",
             "positives and vendor-fork findings were then fixed, and round 5 was drawn from the",
             "final linter (findings read in an earlier round keep their verdict).",
-            "`no longer reported` marks an open finding a later fix removed.",
+            "`no longer reported` marks an open finding a later fix removed; `related location",
+            "of line N` one now grouped into the kernel's finding on line N.",
             "",
             "Verdicts: **TP**, the finding is right by the rule's contract (a defect, or the",
             "hazard the rule exists to flag); **FP**, the rule misread the code (the factor is",
@@ -503,10 +513,7 @@ def write_report(
                 f"({100.0 * (tp + debatable) / total:.0f}% counting debatable)."
             )
             still = [
-                row
-                for row in rows
-                if row["status"] == "open"
-                and (row["path"], int(row["line"]), row["code"]) in current
+                row for row in rows if row["status"] == "open" and _shown(row, current, grouped)
             ]
             if still and len(still) < total:
                 kept = Counter(row["verdict"] for row in still)
@@ -528,7 +535,9 @@ def write_report(
         for row in sorted(triage, key=_triage_order):
             key = (row["path"], int(row["line"]), row["code"])
             status = row["status"]
-            if status == "open" and results and key not in current:
+            if status == "open" and results and key in grouped:
+                status = f"related location of line {grouped[key]}"
+            elif status == "open" and results and key not in current:
                 status = "no longer reported"
             lines.append(
                 f"| {row['round']} | {row['code']} | `{row['path']}:{row['line']}` | "
@@ -590,6 +599,12 @@ UNIFORM_ROUNDS = {
         None,
     ),
 }
+
+
+def _shown(row: dict, current: set, grouped: dict) -> bool:
+    """The triaged finding is still shown: reported, or a related location of a finding."""
+    key = (row["path"], int(row["line"]), row["code"])
+    return key in current or key in grouped
 
 
 def _uniform_section(
