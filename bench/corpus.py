@@ -464,10 +464,12 @@ def write_report(
     }
     # A finding grouped into another (TL203's parameters of one kernel, TL208's uses of one
     # API) is still shown, as a related location of that finding.
+    grouping = {rule.code for rule in all_rules() if rule.groups_occurrences}
     grouped = {
         (relative_key(cache, item["path"]), r["line"], f["code"]): f["line"]
         for item in results
         for f in item["findings"]
+        if f["code"] in grouping
         for r in f.get("related", ())
         if r["path"] == item["path"]
     }

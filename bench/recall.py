@@ -45,7 +45,8 @@ sys.path.insert(0, str(ROOT))
 
 from triton_lint.config import DEFAULT_FORK_BACKENDS  # noqa: E402
 from triton_lint.engine import lint_bytes  # noqa: E402
-from triton_lint.rules import all_rules  # noqa: E402
+from triton_lint.finding import Finding, Span  # noqa: E402
+from triton_lint.rules import all_rules, rules_by_code  # noqa: E402
 from triton_lint.run import is_fork_backend  # noqa: E402
 
 CACHE = Path(os.environ.get("TRITON_LINT_CORPUS", "/work/.cache/corpus")) / "recall"
@@ -241,15 +242,27 @@ def _count(case: Case, version: str, cache: Path) -> _Count:
     if result.model is None or case.kernel not in result.model.kernels_by_name:
         return _Count(None)
     in_kernel = [f for f in result.findings if f.kernel == case.kernel]
-    hits = [f for f in in_kernel if f.code == case.code]
+    hits = [
+        (span, f.severity.value in ("error", "warning"))
+        for f in in_kernel
+        if f.code == case.code
+        for span in _occurrences(f)
+    ]
     return _Count(
         hits=len(hits),
         others=tuple(sorted({f.code for f in in_kernel} - {case.code})),
-        loud=sum(1 for f in hits if f.severity.value in ("error", "warning")),
-        lines=tuple(
-            (f.span.line, f.span.end_line, f.severity.value in ("error", "warning")) for f in hits
-        ),
+        loud=sum(1 for _, loud in hits if loud),
+        lines=tuple((span.line, span.end_line, loud) for span, loud in hits),
     )
+
+
+def _occurrences(finding: Finding) -> list[Span]:
+    """Where the finding reports its problem: its own span and, for a rule that groups the
+    occurrences of one root cause (TL203's parameters of a kernel), its related locations."""
+    spans = [finding.span]
+    if rules_by_code()[finding.code].groups_occurrences:
+        spans += [r.span for r in finding.related if r.path == finding.path]
+    return spans
 
 
 def changed_lines(before: bytes, after: bytes) -> set[int]:

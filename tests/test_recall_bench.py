@@ -139,3 +139,35 @@ def test_a_github_case_is_read_from_the_commit_in_the_mirror(tmp_path, monkeypat
     stale = recall.Case("github:o/r", "0" * 40, commits[1], "pkg/ops.py", "k", "TL104", "", "")
     with pytest.raises(SystemExit, match="no commit"):
         recall.evaluate(stale, tmp_path / "cache")
+
+
+TWO_SIZES = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows(
+    x_ptr,
+    n_cols,
+    n_rows: tl.constexpr,
+    seq_len: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    cols = tl.arange(0, BLOCK)
+    for row in range(tl.program_id(0), n_rows * seq_len, tl.num_programs(0)):
+        x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+        tl.store(x_ptr + row * n_cols + cols, x * 2, mask=cols < n_cols)
+"""
+
+
+def test_grouped_occurrences_count_one_each(tmp_path, monkeypatch):
+    """TL203 reports the per-call sizes of a kernel as one finding with the others as related
+    locations; a fix that drops one of them still leaves the other reported, and the fixed
+    line is clean."""
+    recall = _recall()
+    fixed = TWO_SIZES.replace("n_rows: tl.constexpr", "n_rows")
+    _releases(recall, monkeypatch, {"1.0": TWO_SIZES, "1.1": fixed})
+    case = recall.Case("pkg", "1.0", "1.1", "pkg/ops.py", "rows", "TL203", "o/r#2", "bug")
+    outcome = recall.evaluate(case, tmp_path)
+    assert (outcome.before, outcome.after, outcome.silenced, outcome.on_fix) == (2, 1, True, 0)

@@ -35,6 +35,9 @@ class Rule:
     #: The rule judges code against upstream Triton's API and code generator, so it does not
     #: apply to code written for a vendor fork (see `fork-backends`).
     upstream_only: ClassVar[bool] = False
+    #: A finding stands for several occurrences of one root cause in a kernel, and its related
+    #: locations are the other occurrences (not evidence): benchmarks count each of them.
+    groups_occurrences: ClassVar[bool] = False
 
     def check(self, module: ModuleModel) -> Iterator[Finding]:
         """Yield findings for one file; the default visits each kernel."""

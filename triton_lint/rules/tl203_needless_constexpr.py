@@ -65,6 +65,7 @@ class NeedlessConstexpr(Rule):
     name = "needless-constexpr"
     category = Category.PERFORMANCE
     severity = Severity.WARNING
+    groups_occurrences = True
     summary = "`tl.constexpr` parameter never used where Triton needs a compile-time value"
     rationale = """\
 Triton compiles one binary per distinct tuple of constexpr values. A parameter annotated

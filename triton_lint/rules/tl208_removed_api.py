@@ -26,6 +26,7 @@ class RemovedApi(Rule):
     name = "removed-api"
     category = Category.CORRECTNESS
     severity = Severity.ERROR
+    groups_occurrences = True
     upstream_only = True
     summary = "API that the target Triton version removed (error) or deprecated (warning)"
     rationale = """\
