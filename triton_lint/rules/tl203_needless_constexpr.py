@@ -21,7 +21,7 @@ from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import dimension_axis
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
-from triton_lint.model.tree import iter_children
+from triton_lint.model.tree import iter_children, iter_nodes
 from triton_lint.model.usage import Usage, is_flag_like, is_per_call_size
 from triton_lint.rules.base import Rule
 
@@ -95,7 +95,8 @@ one compilation per model shape, and constant-folding them usually pays for it. 
 size (`M`, `L`, `S`) means rows in one kernel and layers or memory slots in another, so where
 launches in the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per
 call, `L=num_layers` or a tensor's last dimension (`s.shape[-1]`, or `_, _, L = s.shape`)
-does not.
+does not, and a one-letter host name computed from the launching function's parameters is
+read through them (`s = int(num_shared_experts)` is a model size).
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
@@ -303,7 +304,10 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
             value = site.host_definitions.get(node.value)
             if len(node.value) == 1 and value is not None and dimension_axis(value) == -1:
                 continue  # `M = s.shape[-1]`: a feature dimension, whatever its letter
-            names.add(node.value)
+            if len(node.value) > 1 or value is None or not _of_names(site, value):
+                # a one-letter name computed from other names (`s = int(num_shared_experts)`)
+                # is judged by them; from a tensor or a helper (`M, N = x.shape`), by its letter
+                names.add(node.value)
             if value is not None and depth > 0:
                 names |= _host_names(site, value, depth - 1)
         elif isinstance(node, cst.Call):
@@ -325,6 +329,23 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
         else:
             pending.extend(iter_children(node))
     return names
+
+
+def _of_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 3) -> bool:
+    """``expr`` is computed from literals and the host function's parameters alone, through
+    arithmetic, pure calls and single assignments (``int(num_shared_experts)``): those names
+    say what it holds. Not so from a tensor or a helper (``x.shape``, ``prepare(a)[0]``)."""
+    for node in iter_nodes(expr):
+        if isinstance(node, cst.Attribute | cst.Subscript | cst.Lambda):
+            return False
+        if isinstance(node, cst.Call) and (dotted_name(node.func) or "").rsplit(".", 1)[
+            -1
+        ] not in _PURE_CALLS - {"get"}:
+            return False
+        value = site.host_definitions.get(node.value) if isinstance(node, cst.Name) else None
+        if value is not None and (depth == 0 or not _of_names(site, value, depth - 1)):
+            return False
+    return True
 
 
 #: What a launch argument is computed from: constants, values already in the compile key
