@@ -96,7 +96,9 @@ size (`M`, `L`, `S`) means rows in one kernel and layers or memory slots in anot
 launches in the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per
 call, `L=num_layers` or a tensor's last dimension (`s.shape[-1]`, or `_, _, L = s.shape`)
 does not, and a one-letter host name computed from the launching function's parameters is
-read through them (`s = int(num_shared_experts)` is a model size).
+read through them (`s = int(num_shared_experts)` is a model size). Any other name is judged
+the same way when every launch passes it a named value: `ROWS=rows_per_request` is a
+speculative config's draft length and `BS=block_size` a block size, not rows or a batch.
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
@@ -271,9 +273,11 @@ def _variation(kernel: Kernel, param: Param) -> Severity | None:
         is_per_call_size(n) for site, argument in passed for n in _host_names(site, argument)
     ):
         return Severity.WARNING
-    if is_per_call_size(param.name) and not (len(param.name) == 1 and passed):
+    named = bool(passed) and all(_host_names(site, argument) for site, argument in passed)
+    if is_per_call_size(param.name) and not ((len(param.name) == 1 or named) and passed):
         # a one-letter size (`M`, `L`, `S`) names rows in one kernel and memory slots or
-        # layers in another: where launches pass it, what they pass decides (above)
+        # layers in another, and `ROWS`/`BS` may hold a config's draft length or a block
+        # size: where launches pass it, what they pass decides (above)
         return Severity.WARNING
     if (
         _FLOAT_NAME.match(param.name)
