@@ -600,6 +600,11 @@ UNIFORM_ROUNDS = {
         "share of true positives beside round 13 (November 2026, after round 15)",
         None,
     ),
+    "17": (
+        "`--uniform 20 --only TL203 --seed 17`: TL203's warnings alone, after they were "
+        "grouped per kernel (November 2026, before round 17's fixes)",
+        None,
+    ),
 }
 
 
