@@ -28,7 +28,7 @@ from triton_lint.model.calls import is_opaque, keyword_arg, tl_short
 from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
 from triton_lint.model.masks import Masks
-from triton_lint.model.provenance import Provenance
+from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reductions import REDUCTIONS
 from triton_lint.model.structure import Structure
 
@@ -52,6 +52,9 @@ class MaskBound:
     aranges: frozenset[int]  # ids of the compared ``tl.arange`` calls
     keys: frozenset[LaneKey]
     limits: frozenset[str]  # runtime names on the bound side (``N``, ``seq_len``)
+    #: texts of the program shifts of the compared lanes (``pid_n * BLOCK_N``): the tile
+    #: coordinate the mask bounds
+    shifts: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -179,6 +182,7 @@ class LaneBounds:
         assert access.mask is not None
         aranges: dict[int, cst.Call] = {}
         limits: set[str] = set()
+        shifts: set[str] = set()
         for node in self.dependencies.closure(access.mask, values_only=True):
             if isinstance(node, cst.Comparison):
                 for lanes, bound in self._upper_bounds(node):
@@ -192,10 +196,22 @@ class LaneBounds:
                     if found and (names or shifted) and not gathered and not self.lanes(bound):
                         aranges.update((id(call), call) for call in found)
                         limits |= names
+                        shifts |= self.program_shifts(lanes)
         if not aranges:
             return None
         keys = frozenset(self.lane_key(call) for call in aranges.values())
-        return MaskBound(access, frozenset(aranges), keys, frozenset(limits))
+        return MaskBound(access, frozenset(aranges), keys, frozenset(limits), frozenset(shifts))
+
+    def program_shifts(self, expr: cst.BaseExpression) -> set[str]:
+        """Texts of the program-dependent products ``expr`` is computed from (``pid_n *
+        BLOCK_N``): where a program's tile starts."""
+        return {
+            self.text(node)
+            for node in self.dependencies.closure(expr, values_only=True)
+            if isinstance(node, cst.BinaryOperation)
+            and isinstance(node.operator, cst.Multiply)
+            and Prov.PROGRAM_ID in self.prov.of(node)
+        }
 
     @staticmethod
     def _upper_bounds(
@@ -235,6 +251,10 @@ class LaneBounds:
             if self._peeled(access, bound.access) or self._other_arm(access, bound.access):
                 continue
             if self._whole_tiles_only(access, bound.limits):
+                continue
+            if bound.shifts and not bound.shifts & self.program_shifts(access.pointer):
+                # the same lanes at another tile coordinate: a tile-major destination such
+                # as a swizzled scale layout (`pid * TILE_NUMEL + r % 32 * 16 + ...`)
                 continue
             assert bound.access.mask is not None
             return Evidence(bound.access, f"mask={self.display(bound.access.mask)}")

@@ -31,8 +31,12 @@ rounds the grid axis the lanes move with up with `triton.cdiv` (see TL101; bitsa
 store of a group of blocks per program), the kernel takes an `n_elements` it never compares, or
 a loop walks a runtime size in tiles of the lanes' extent (`for off in range(0, n, BLOCK)`, see
 TL101). Stores into exactly tiled buffers, in the other arm of an `if EVEN_N:` branch, in a
-whole-tile loop with a peeled tail, or through lanes wrapped with `%`/`//` are not reported;
-unmasked stores the kernel gives no sign about are TL106 (off by default)."""
+whole-tile loop with a peeled tail, or through lanes wrapped with `%`/`//` are not reported.
+Nor is a store of the masked lanes at another tile coordinate than the one the mask bounds: a
+scale swizzle loads `pid_r * BLOCK_R + rows < n_rows` and stores each program's whole tile
+at `pid * TILE_NUMEL + rows % 32 * 16 + ...` of a destination the host pads to whole tiles
+(vLLM's qutlass, torchao's MX formats). Unmasked stores the kernel gives no sign about are
+TL106 (off by default)."""
     fix = """\
 Store with the same mask the loads use: `tl.store(y_ptr + offs, y, mask=offs < n)`; for atomics
 `tl.atomic_add(ptr + offs, val, mask=offs < n)`; for block pointers `boundary_check=(0, 1)`."""
