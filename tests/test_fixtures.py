@@ -2,9 +2,9 @@
 
 A ``# <+ CODE`` mark is a related location of a finding of CODE (a parameter grouped into
 another's finding); where a fixture has one, the related locations of that code's findings
-must be exactly the marked lines. All rules run (including those off by default), so a fixture also proves that no other rule
-fires on it. A fixture may pin the Triton version with a first-lines comment
-``# triton-lint-test: target-version=3.3``.
+must be exactly the marked lines. All rules run (including those off by default), so a
+fixture also proves that no other rule fires on it. A fixture may pin the Triton version with
+a first-lines comment ``# triton-lint-test: target-version=3.3``.
 """
 
 from __future__ import annotations
