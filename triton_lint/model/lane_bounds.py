@@ -196,13 +196,13 @@ class LaneBounds:
                     if found and (names or shifted) and not gathered and not self.lanes(bound):
                         aranges.update((id(call), call) for call in found)
                         limits |= names
-                        shifts |= self.program_shifts(lanes)
+                        shifts |= self._program_shifts(lanes)
         if not aranges:
             return None
         keys = frozenset(self.lane_key(call) for call in aranges.values())
         return MaskBound(access, frozenset(aranges), keys, frozenset(limits), frozenset(shifts))
 
-    def program_shifts(self, expr: cst.BaseExpression) -> set[str]:
+    def _program_shifts(self, expr: cst.BaseExpression) -> set[str]:
         """Texts of the program-dependent products ``expr`` is computed from (``pid_n *
         BLOCK_N``): where a program's tile starts."""
         return {
@@ -245,6 +245,7 @@ class LaneBounds:
         # an unshifted ``tl.arange(0, BLOCK)`` elsewhere may index another dimension: only
         # shifted lanes (``pid * BLOCK + tl.arange(0, BLOCK)``) match by recomputation
         keys = {key for key in map(self.lane_key, aranges) if key[1]}
+        shifts = self._program_shifts(access.pointer)
         for bound in self.mask_bounds():
             if bound.access is access or not (bound.aranges & ids or bound.keys & keys):
                 continue
@@ -252,7 +253,7 @@ class LaneBounds:
                 continue
             if self._whole_tiles_only(access, bound.limits):
                 continue
-            if bound.shifts and not bound.shifts & self.program_shifts(access.pointer):
+            if bound.shifts and not bound.shifts & shifts:
                 # the same lanes at another tile coordinate: a tile-major destination such
                 # as a swizzled scale layout (`pid * TILE_NUMEL + r % 32 * 16 + ...`)
                 continue

@@ -213,10 +213,12 @@ def rms_norm(
             )
         edits = [edit for p, _ in params if (edit := _drop_annotation(kernel, p)) is not None]
         names = _enumerate([f"`{p.name}`" for p, _ in params])
-        fix = Fix(Applicability.UNSAFE, f"Drop `: tl.constexpr` from {names}", tuple(edits))
-        finding = self.finding(
-            kernel, first.node.name, message, severity=severity, fix=fix if edits else None
+        fix = (
+            Fix(Applicability.UNSAFE, f"Drop `: tl.constexpr` from {names}", tuple(edits))
+            if edits
+            else None
         )
+        finding = self.finding(kernel, first.node.name, message, severity=severity, fix=fix)
         finding.related = tuple(
             RelatedLocation(
                 finding.path,
