@@ -8,6 +8,7 @@ import libcst as cst
 import pytest
 
 from triton_lint.model.build import build_module_model
+from triton_lint.model.evaluate import UNKNOWN
 from triton_lint.model.lane_values import classify
 from triton_lint.model.layouts import Layouts
 from triton_lint.model.masks import Masks
@@ -151,6 +152,35 @@ def test_masks_positional_keyword_and_none():
     ]
 
 
+def test_a_one_lane_tile_at_a_loop_index_below_the_loop_bound_never_drops_a_lane():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(p, M, N, ONE: tl.constexpr = 1, W: tl.constexpr = 4):
+            rows = tl.program_id(0) + tl.arange(0, 1)[:, None]
+            cols = tl.arange(0, ONE)[None, :]
+            for base in range(0, N, ONE):
+                col = base + cols
+                a = tl.load(p + col, mask=col < N and base < N)
+                b = tl.load(p + col, mask=(col < N) & (rows < M))
+                c = tl.load(p + col, mask=col < M)
+                d = tl.load(p + base + tl.arange(0, W), mask=base + tl.arange(0, W) < N)
+            for step in range(N, 0, -1):
+                e = tl.load(p + step, mask=step + tl.arange(0, 1) < N)
+        """
+    )
+    kernel = model.kernels[0]
+    masks = kernel.facts(Masks)
+    drops = [not masks.never_drops(a.mask) for a in kernel.accesses]
+    # a: both conjuncts hold; b: the row term may fail; c: compared with another bound;
+    # d: four lanes; e: the loop's bound is its start, not an upper bound
+    assert drops == [False, True, True, True, True]
+    assert masks.mask_axes(kernel.accesses[1].mask) == {0}
+
+
 def test_launch_sites_grids_and_values():
     model = model_of(
         """
@@ -185,6 +215,47 @@ def test_launch_sites_grids_and_values():
     values = {(s.origin, s.value) for s in kernel.value_sources("MODE")}
     assert values == {("default", 1), ("launch", 2)}
     assert sorted(s.value for s in kernel.value_sources("BLOCK")) == [32, 64]
+
+
+def test_heuristic_values_are_the_constant_every_reachable_return_gives():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        def one(args):
+            return 1
+            return triton.next_power_of_2(args["N"])  # dead code after the return
+
+        def one_or_64(args):
+            if args["N"] > 4096:
+                return 64
+            return 1
+
+        def computed(args):
+            return triton.next_power_of_2(args["N"])
+
+        @triton.heuristics(
+            values={
+                "A": one,
+                "B": one_or_64,
+                "C": computed,
+                "D": lambda args: 8,
+                "E": lambda args: args["N"] // 2,
+                "F": imported_elsewhere,
+            }
+        )
+        @triton.jit
+        def k(x, N, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, D: tl.constexpr,
+              E: tl.constexpr, F: tl.constexpr):
+            pass
+        """
+    )
+    kernel = model.kernels[0]
+    values = {name: kernel.value_sources(name)[0].value for name in "ABCDEF"}
+    known = {name: value for name, value in values.items() if value is not UNKNOWN}
+    assert known == {"A": 1, "D": 8}
+    assert {s.origin for name in "ABCDEF" for s in kernel.value_sources(name)} == {"heuristics"}
 
 
 def test_reassigned_grid_name_resolves_to_the_assignment_before_each_launch():

@@ -288,7 +288,8 @@ class Kernel:
                         ValueSource(evaluate(expr, config.env), expr, self.top, "autotune")
                     )
         if param in self.heuristics:
-            sources.append(ValueSource(UNKNOWN, self.heuristics[param], self.top, "heuristics"))
+            expr = self.heuristics[param]
+            sources.append(ValueSource(self._heuristic_value(expr), expr, self.top, "heuristics"))
         for site in self.launches:
             bound = site.bound_arguments(self)
             if param in bound:
@@ -297,6 +298,25 @@ class Kernel:
                     ValueSource(self.module.evaluate_at(site, expr), expr, site.top, "launch")
                 )
         return sources
+
+    def _heuristic_value(self, expr: cst.BaseExpression) -> Any:
+        """The constant a ``@triton.heuristics`` entry always returns (``lambda args: 1``, or a
+        function of this file whose every reachable ``return`` gives one literal), else
+        UNKNOWN: a heuristic that computes its value from the arguments varies with them."""
+        if isinstance(expr, cst.Lambda):
+            return evaluate(expr.body)
+        function = self.module.functions.get(expr.value) if isinstance(expr, cst.Name) else None
+        if function is None or not isinstance(function.body, cst.IndentedBlock):
+            return UNKNOWN
+        values = []
+        for statement in function.body.body:
+            returns = [n for n in iter_nodes(statement) if isinstance(n, cst.Return)]
+            values.extend(evaluate(r.value) if r.value is not None else None for r in returns)
+            if isinstance(statement, cst.SimpleStatementLine) and returns:
+                break  # what follows an unconditional return never runs
+        if not values or any(v is UNKNOWN or v != values[0] for v in values):
+            return UNKNOWN
+        return values[0]
 
     def calls_to(self, *tl_names: str) -> Iterator[CallSite]:
         """Calls to the given ``triton.language`` functions (short names, e.g. ``"sum"``)."""

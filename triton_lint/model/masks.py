@@ -1,5 +1,6 @@
-"""Masks: which axes a mask constrains, whether it bounds lanes from above, and which
-``tl.arange`` lanes a kernel bounds anywhere or treats as a whole fixed-size dimension."""
+"""Masks: which axes a mask constrains, whether it bounds lanes from above or drops none at
+all, and which ``tl.arange`` lanes a kernel bounds anywhere or treats as a whole fixed-size
+dimension."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import libcst as cst
 
 from triton_lint.model.calls import is_load, tl_short
 from triton_lint.model.dependencies import Dependencies
-from triton_lint.model.evaluate import evaluate
+from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Kernel
-from triton_lint.model.names import TL
+from triton_lint.model.names import TL, dotted_name
 from triton_lint.model.provenance import Prov, Provenance
+from triton_lint.model.reaching import Reaching
 from triton_lint.model.structure import Structure
+
+_TL_RANGES = {"range", "static_range"}
 
 
 class Masks:
@@ -50,7 +54,7 @@ class Masks:
     def _find_mask_axes(self, mask: cst.BaseExpression, fallback: bool) -> set[int] | None:
         axes: set[int] = set()
         saw_lanes = False
-        for node in self.dependencies.closure(mask):
+        for node in self.dependencies.closure(mask, stop_below=self._holds_for_every_lane):
             if isinstance(node, cst.Subscript) and len(node.slice) == 2:
                 axis = expanded_axis(node)
                 if axis is None:
@@ -61,6 +65,92 @@ class Masks:
         if not axes:
             return {0} if saw_lanes and fallback else None
         return axes
+
+    def never_drops(self, mask: cst.BaseExpression) -> bool:
+        """Every conjunct of ``mask`` holds for every lane (`_holds_for_every_lane`): the load
+        reads every lane it is given, whatever the mask says."""
+        terms = self._conjuncts(mask, depth=4)
+        return bool(terms) and all(self._holds_for_every_lane(t) for t in terms)
+
+    def _conjuncts(self, mask: cst.BaseExpression, depth: int) -> list[cst.BaseExpression]:
+        """``a & b`` / ``a and b``, through names assigned once: ``[a, b]``."""
+        if (isinstance(mask, cst.BooleanOperation) and isinstance(mask.operator, cst.And)) or (
+            isinstance(mask, cst.BinaryOperation) and isinstance(mask.operator, cst.BitAnd)
+        ):
+            return [*self._conjuncts(mask.left, depth), *self._conjuncts(mask.right, depth)]
+        if isinstance(mask, cst.Name) and depth > 0 and (value := self._single_value(mask)):
+            return self._conjuncts(value, depth - 1)
+        return [mask]
+
+    def _holds_for_every_lane(self, node: cst.CSTNode) -> bool:
+        """``base + tl.arange(0, 1) < N`` where ``for base in range(0, N, BLOCK)``: a tile of
+        one lane at a loop index, compared with the loop's own bound, never fails (the last
+        tile of a one-lane tile is never partial). Kunlunxin kernels fix such tiles to 1
+        with ``@triton.heuristics``."""
+        if not (
+            isinstance(node, cst.Comparison)
+            and len(node.comparisons) == 1
+            and isinstance(node.comparisons[0].operator, cst.LessThan)
+        ):
+            return False
+        bound = self.kernel.code(node.comparisons[0].comparator)
+        loops = 0
+        for term in self._added_terms(node.left, depth=4):
+            if self._one_lane(term):
+                continue
+            if isinstance(term, cst.Name) and self._loop_below(term, bound):
+                loops += 1
+                continue
+            return False
+        return loops == 1
+
+    def _added_terms(self, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression]:
+        """The summands of ``expr``, through names assigned once and ``[None, :]``."""
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return [*self._added_terms(expr.left, depth), *self._added_terms(expr.right, depth)]
+        if expanded_axis(expr) is not None:
+            assert isinstance(expr, cst.Subscript)
+            return self._added_terms(expr.value, depth)
+        if isinstance(expr, cst.Name) and depth > 0 and (value := self._single_value(expr)):
+            return self._added_terms(value, depth - 1)
+        return [expr]
+
+    def _single_value(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The value of the one plain assignment that reaches ``name``."""
+        definitions = self.kernel.facts(Reaching).reaching(name)
+        if len(definitions) == 1 and definitions[0].kind == "assign":
+            return definitions[0].value
+        return None
+
+    def _one_lane(self, expr: cst.BaseExpression) -> bool:
+        """``tl.arange(0, W)`` where W is 1 wherever the kernel gets it."""
+        if not (isinstance(expr, cst.Call) and tl_short(self.kernel, expr) == "arange"):
+            return False
+        args = [a.value for a in expr.args if a.keyword is None]
+        if len(args) != 2 or evaluate(args[0]) != 0:
+            return False
+        width = evaluate(args[1])
+        if width is UNKNOWN and isinstance(args[1], cst.Name):
+            # a constexpr parameter: 1 from every default, launch, config and heuristic
+            values = {source.value for source in self.kernel.value_sources(args[1].value)}
+            width = values.pop() if len(values) == 1 else UNKNOWN
+        return width == 1
+
+    def _loop_below(self, name: cst.Name, bound: str) -> bool:
+        """``name`` is the index of ``for name in range(start, bound[, step > 0])``."""
+        definitions = self.kernel.facts(Reaching).reaching(name)
+        if len(definitions) != 1 or definitions[0].kind != "for":
+            return False
+        loop = definitions[0].value
+        if not isinstance(loop, cst.Call) or not (
+            dotted_name(loop.func) == "range" or tl_short(self.kernel, loop) in _TL_RANGES
+        ):
+            return False
+        args = [a.value for a in loop.args if a.keyword is None]
+        if not 1 <= len(args) <= 3 or self.kernel.code(args[min(1, len(args) - 1)]) != bound:
+            return False
+        step = evaluate(args[2]) if len(args) == 3 else 1
+        return step is UNKNOWN or (isinstance(step, int) and step > 0)
 
     def is_tail_mask(self, mask: cst.BaseExpression) -> bool:
         """Every comparison in ``mask`` bounds lanes from above (``offs < n``): the masked-off

@@ -51,7 +51,10 @@ an [N, K] tile masked along N is fine as the right operand `w.T`, one masked alo
 A `tl.dot` carries the masked rows of its left operand and the masked columns of its right one
 into its result: key columns past the sequence end become score columns, which a softmax's
 `tl.max` and `tl.sum` then combine unless they are re-masked (`tl.where(mask, qk, -inf)`, or
-`qk += tl.where(mask, 0, -inf)`, also under a runtime `if` that only partial tiles take)."""
+`qk += tl.where(mask, 0, -inf)`, also under a runtime `if` that only partial tiles take).
+A mask term that holds for every lane drops nothing: a tile of one lane at the index of a loop
+bounded by the same size (`base + tl.arange(0, BLOCK) < N` in `for base in range(0, N, BLOCK)`
+with `BLOCK` 1 wherever it is set, also by a `@triton.heuristics` function that returns 1)."""
     fix = """\
 Give the load the neutral `other=` of the reduction it feeds (`other=0.0` before `tl.sum` or
 `tl.dot`, `other=-float("inf")` before `tl.max`, `other=float("inf")` before `tl.min`), or
@@ -135,8 +138,11 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     def _relevant(
         self, kernel: Kernel, access: MemoryAccess, reduction: Reduction, index: int
     ) -> bool:
-        """Masked lanes matter only on the axes the reduction combines."""
+        """Masked lanes matter only on the axes the reduction combines, and only where the
+        mask can drop a lane."""
         assert access.mask is not None
+        if kernel.facts(Masks).never_drops(access.mask):
+            return False
         flags = kernel.facts(Provenance).of(access.mask)
         if not flags & (Prov.ARANGE | Prov.WRAPPED | Prov.TENSOR | Prov.LOADED) and (
             kernel.is_entry_point or not kernel.facts(Masks).mask_axes(access.mask)
