@@ -14,6 +14,9 @@ from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import TL, dotted_name
 
 _BUILTINS = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print", "isinstance"}
+#: Attributes fixed when the kernel compiles: ``q.dtype`` is the same in every program, even
+#: when ``q`` was loaded at a per-program address.
+_TYPE_ATTRIBUTES = {"dtype", "element_ty", "shape"}
 
 
 class ProgramIds:
@@ -27,7 +30,10 @@ class ProgramIds:
         """Axes of the ``tl.program_id`` calls ``expr`` depends on (UNKNOWN for a variable
         axis or a helper call we cannot see into, meaning "maybe any axis")."""
         axes: set[Any] = set()
-        for node in self.kernel.facts(Dependencies).closure(expr, control=True):
+        closure = self.kernel.facts(Dependencies).closure(
+            expr, control=True, stop_below=_type_attribute
+        )
+        for node in closure:
             if isinstance(node, cst.Call):
                 axes |= self._call_pid_axes(node)
         return axes
@@ -65,3 +71,8 @@ class ProgramIds:
             finally:
                 self._visiting_helpers = False
         return {UNKNOWN}
+
+
+def _type_attribute(node: cst.CSTNode) -> bool:
+    """``x.dtype``, ``x.dtype.element_ty``, ``x.shape``: compile-time facts of a value."""
+    return isinstance(node, cst.Attribute) and node.attr.value in _TYPE_ATTRIBUTES
