@@ -605,6 +605,12 @@ UNIFORM_ROUNDS = {
         "grouped per kernel (November 2026, before round 17's fixes)",
         None,
     ),
+    "18": (
+        "`--uniform 20 --only TL103 --seed 18`: TL103's errors alone, the largest error-level "
+        "rule, after its one-lane-tile fix (November 2026); 4 of the 20 had verdicts from "
+        "earlier rounds, which they keep",
+        None,
+    ),
 }
 
 
