@@ -83,8 +83,9 @@ with something that recompiles the kernel anyway: values every launch in the fil
 from dtype information, from the launch's other constexpr arguments or from module-level
 constants alone (`torch.finfo(x.dtype).max`, a table indexed by a dtype,
 `str(x.dtype).split(".")[-1]`, `224.0 if use_fnuz else 448.0` or `triton.cdiv(NT, MAX_NT)`
-with `use_fnuz`, `NT` and `MAX_NT` also passed as constexprs) and, when no launch in the file
-passes one, a
+with `use_fnuz`, `NT` and `MAX_NT` also passed as constexprs), values the host asserts equal
+to such a value (`assert HC * HC + 2 * HC == M` with `HC` also passed as a constexpr) and, when
+no launch in the file passes one, a
 `*_MAX`/`*_MIN` parameter whose float default is a narrow type's limit (`448.0` for float8
 e4m3, `127.0` for int8). Only parameters whose values change from call to call are reported
 (per-call sizes such as rows, tokens, batch or `n_elements`, values a launch in the file
@@ -434,19 +435,38 @@ class _HostOrigin:
         if name in ("True", "False", "None"):
             return _CONST
         site = self.site
-        if name in site.host_definitions:
-            if name in self.visiting:
-                return _OTHER
-            self.visiting.add(name)
-            found = self.of(site.host_definitions[name])
+        if name in self.visiting:
+            return _OTHER
+        self.visiting.add(name)
+        try:
+            if self._asserted_keyed(name):
+                return _KEYED  # `assert HC * HC + 2 * HC == M`: M changes only with HC
+            if name in site.host_definitions:
+                return self.of(site.host_definitions[name])
+        finally:
             self.visiting.discard(name)
-            return found
         if name in site.host_locals:
             # A parameter or reassigned local: only its name can tell it holds a dtype.
             return _KEYED if name.lower().endswith("dtype") else _OTHER
         if name in self.kernel.module.module_names:
             return _CONST  # a module-level constant: one value per process
         return _OTHER
+
+    def _asserted_keyed(self, name: str) -> bool:
+        """The host asserts ``name`` equal to a value in the compile key (an expression of
+        the launch's other constexpr arguments, of dtypes or of constants)."""
+        for test in self.site.guard_tests():
+            if not (
+                isinstance(test, cst.Comparison)
+                and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Equal)
+            ):
+                continue
+            left, right = test.left, test.comparisons[0].comparator
+            for this, other in ((left, right), (right, left)):
+                if isinstance(this, cst.Name) and this.value == name and self.of(other) <= _KEYED:
+                    return True
+        return False
 
     def _call(self, node: cst.Call) -> int:
         func = node.func
