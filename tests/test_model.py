@@ -15,6 +15,7 @@ from triton_lint.model.masks import Masks
 from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.reductions import reductions
+from triton_lint.model.signs import Signs
 
 
 def model_of(source: str):
@@ -598,3 +599,36 @@ def test_constant_values_read_through_constexpr_wrappers(imports, wrapper):
     kernel = model.kernels[0]
     values = [d[0].value for d in (kernel.definitions[n] for n in "abc")]
     assert [classify(kernel, value) for value in values] == ["-inf", "zero", "unknown"]
+
+
+def test_non_negative_values_by_construction():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(p, q, n):
+            x = tl.load(p)
+            a = tl.abs(x)
+            b = tl.sqrt(tl.sum(x * x))
+            c = tl.maximum(x, 0.0).to(tl.float32)
+            d = a + b * 2
+            e = x - a
+            f = tl.minimum(x, a)
+            g = tl.exp(x) / (1 + tl.exp(x))
+            tl.store(q, a + b + c + d + e + f + g)
+        """
+    )
+    kernel = model.kernels[0]
+    signs = kernel.facts(Signs)
+    values = {
+        d.name: d.value for ds in kernel.definitions.values() for d in ds if d.name in "abcdefg"
+    }
+    assert {name for name, value in values.items() if signs.non_negative(value)} == {
+        "a",
+        "b",
+        "c",
+        "d",
+        "g",
+    }

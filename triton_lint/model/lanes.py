@@ -31,6 +31,7 @@ from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.reductions import REDUCTIONS
+from triton_lint.model.signs import loads_non_negative_buffer
 
 _EXP = {"exp", "exp2", "fast_expf", "expf"}
 
@@ -64,8 +65,14 @@ class MaskedLanes:
             self._memo = saved
 
     def load_fill(self, access: MemoryAccess) -> str:
-        """Class of a masked load's ``other=`` ("undef" when absent)."""
-        return "undef" if access.other is None else self._fill_class(access.other)
+        """Class of a masked load's ``other=`` ("undef" when absent). A 0 fill of a buffer an
+        earlier launch filled with values >= 0 is neutral for their max too."""
+        if access.other is None:
+            return "undef"
+        fill = self._fill_class(access.other)
+        if fill == "zero" and loads_non_negative_buffer(self.kernel, access):
+            return "absmin"
+        return fill
 
     def _fill_class(self, other: cst.BaseExpression) -> str:
         """An integer ``other=0`` fills an integer tensor, in kernels almost always lengths,

@@ -54,7 +54,10 @@ into its result: key columns past the sequence end become score columns, which a
 `qk += tl.where(mask, 0, -inf)`, also under a runtime `if` that only partial tiles take).
 A mask term that holds for every lane drops nothing: a tile of one lane at the index of a loop
 bounded by the same size (`base + tl.arange(0, BLOCK) < N` in `for base in range(0, N, BLOCK)`
-with `BLOCK` 1 wherever it is set, also by a `@triton.heuristics` function that returns 1)."""
+with `BLOCK` 1 wherever it is set, also by a `@triton.heuristics` function that returns 1).
+A 0 fill is neutral for the max of values that cannot be negative: an integer 0 (lengths,
+counts, indices), or a buffer that the last earlier launch of the host function filled with
+values >= 0 (a first-stage kernel's `tl.max(tl.abs(x))` partial norms)."""
     fix = """\
 Give the load the neutral `other=` of the reduction it feeds (`other=0.0` before `tl.sum` or
 `tl.dot`, `other=-float("inf")` before `tl.max`, `other=float("inf")` before `tl.min`), or
