@@ -257,9 +257,29 @@ class LaneBounds:
                 # the same lanes at another tile coordinate: a tile-major destination such
                 # as a swizzled scale layout (`pid * TILE_NUMEL + r % 32 * 16 + ...`)
                 continue
+            if self._next_block(access, bound, aranges):
+                continue
             assert bound.access.mask is not None
             return Evidence(bound.access, f"mask={self.display(bound.access.mask)}")
         return None
+
+    def _next_block(self, access: MemoryAccess, bound: MaskBound, aranges: list[cst.Call]) -> bool:
+        """``scratch + NUM_BINS + bins`` with ``bins = tl.arange(0, NUM_BINS)``, where the
+        masked access reads ``scratch + bins``: the access adds the lanes' own constexpr
+        extent, so it addresses the next whole block of that size (the second half of a
+        scratch buffer), which the mask's bound on the first block says nothing about."""
+        assert access.pointer is not None and bound.access.pointer is not None
+        added = {self.text(t) for t in _added_terms(access.pointer)}
+        masked = {self.text(t) for t in _added_terms(bound.access.pointer)}
+        for arange in aranges:
+            if id(arange) not in bound.aranges or len(arange.args) != 2:
+                continue
+            extent = arange.args[1].value
+            if not self.prov.is_compile_time(extent):
+                continue
+            if self.text(extent) in added - masked:
+                return True
+        return False
 
     def block_evidence(self, access: MemoryAccess) -> Evidence | None:
         """Another access checks the bounds of a block pointer over the same tensor shape
@@ -340,3 +360,10 @@ class LaneBounds:
             isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide)
             for node in self.dependencies.closure(expr, values_only=True)
         )
+
+
+def _added_terms(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The summands of ``expr`` as written (``a + B + offs`` -> ``[a, B, offs]``)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return [*_added_terms(expr.left), *_added_terms(expr.right)]
+    return [expr]

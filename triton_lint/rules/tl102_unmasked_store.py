@@ -35,8 +35,10 @@ whole-tile loop with a peeled tail, or through lanes wrapped with `%`/`//` are n
 Nor is a store of the masked lanes at another tile coordinate than the one the mask bounds: a
 scale swizzle loads `pid_r * BLOCK_R + rows < n_rows` and stores each program's whole tile
 at `pid * TILE_NUMEL + rows % 32 * 16 + ...` of a destination the host pads to whole tiles
-(vLLM's qutlass, torchao's MX formats). Unmasked stores the kernel gives no sign about are
-TL106 (off by default)."""
+(vLLM's qutlass, torchao's MX formats); nor one that adds the lanes' own constexpr extent
+(`scratch + NUM_BINS + bins` with `bins = tl.arange(0, NUM_BINS)`, the next whole block of a
+scratch buffer whose first block the mask bounds). Unmasked stores the kernel gives no sign
+about are TL106 (off by default)."""
     fix = """\
 Store with the same mask the loads use: `tl.store(y_ptr + offs, y, mask=offs < n)`; for atomics
 `tl.atomic_add(ptr + offs, val, mask=offs < n)`; for block pointers `boundary_check=(0, 1)`."""
