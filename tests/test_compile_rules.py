@@ -118,6 +118,9 @@ def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
         (33, "info", "grid axis 1 is a product of a batch and heads (`B` x `H`)"),
         (34, "error", "grid axis 1 is 70000"),
         (36, "info", "grid axis 1 is a batch size (`batch`)"),
+        # the `else` arm of `if use_short:` and `if num_tokens > 4096:` have no bound
+        (50, "warning", "grid axis 1 is a token/row count (`num_tokens`)"),
+        (52, "warning", "grid axis 1 is a token/row count (`num_tokens`)"),
     }
 
 

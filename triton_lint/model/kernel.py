@@ -173,6 +173,16 @@ class LaunchSite:
         bound.update({k: v for k, v in self.keywords.items() if k in kernel.params_by_name})
         return bound
 
+    def holding_tests(self) -> Iterator[cst.BaseExpression]:
+        """Host conditions true wherever the launch runs: the tests of the ``if`` statements
+        whose body holds it (not those whose ``else`` does), and of ``assert`` statements
+        in the launch's top-level statement."""
+        for node in iter_nodes(self.top):
+            if isinstance(node, cst.Assert) or (
+                isinstance(node, cst.If) and any(n is self.call for n in iter_nodes(node.body))
+            ):
+                yield node.test
+
     def guard_tests(self) -> Iterator[cst.BaseExpression]:
         """Host conditions in the launch's top-level statement that can stop a bad size before
         the kernel sees it: ``assert`` tests, tests of ``if ...: raise``, and tests of the

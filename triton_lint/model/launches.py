@@ -114,7 +114,13 @@ class _LaunchFinder:
         if not all(isinstance(element.slice, cst.Index) for element in func.slice):
             return
         grid = _grid_expression(func)
-        if isinstance(grid, cst.Name) and self.functions and grid.value in self.alternatives[-1]:
+        if (
+            isinstance(grid, cst.Name)
+            and self.functions
+            and (grid.value in self.alternatives[-1] or grid.value not in self.scopes[-1])
+        ):
+            # reassigned per launch, or assigned only in the branch that holds the launch
+            # (`else: grid = (1, 1, 1)` before a `with` block around it)
             grid = assignment_before(self.functions[-1], node, grid.value) or grid
         dims, grid_top = self._grid_dims(grid)
         site = LaunchSite(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
-from triton_lint.model.evaluate import UNKNOWN
+from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children
@@ -62,7 +62,9 @@ read through the launching function's assignments (`N = B if cu_seqlens is None 
 len(cu_seqlens) - 1` is the packed count), and grids through tuples, lambdas and
 `def grid(meta)` functions in the launching function, around it or at module level
 (`meta["n_rows"]` is the kernel argument of that name). Literals, small constexpr-bounded
-values and counts inside one block, page or chunk (`num_tokens_in_block`) are left alone."""
+values and counts inside one block, page or chunk (`num_tokens_in_block`) are left alone, and
+so is a size that a host condition holding at the launch bounds by a literal within the limit
+(`if T <= 4096:`, or `use_short = T <= 512` then `if use_short:`; not in the `else` arm)."""
     fix = """\
 Put the large dimension on axis 0 (`grid = (num_tokens, cdiv(D, BLOCK))` and swap
 `tl.program_id(0)`/`(1)` in the kernel), or loop over it inside the kernel."""
@@ -136,7 +138,8 @@ def _classify(
         return None
     atoms: list[tuple[str, bool]] = []  # (label, divided)
     _atoms(dim, False, atoms, site.host_definitions)
-    atoms = [a for a in atoms if not _WITHIN_BLOCK.search(a[0])]
+    bounded = _bounded_names(site)
+    atoms = [a for a in atoms if not _WITHIN_BLOCK.search(a[0]) and a[0] not in bounded]
     tokens = [a for a in atoms if _TOKENS.search(a[0]) and not _BATCH.match(a[0])]
     batch = [a for a in atoms if _BATCH.match(a[0])]
     heads = [a for a in atoms if _HEADS.search(a[0]) and "dim" not in a[0].lower()]
@@ -165,6 +168,36 @@ def _classify(
     if batch and not batch[0][1]:
         return Severity.INFO, f"a batch size (`{batch[0][0]}`)"
     return None
+
+
+def _bounded_names(site: LaunchSite) -> set[str]:
+    """Host names a condition that holds at the launch bounds by a literal within the limit:
+    ``if T <= 4096:``, or ``use_short = T <= 512`` then ``if use_short:``."""
+    bounded: set[str] = set()
+    pending = list(site.holding_tests())
+    while pending:
+        test = pending.pop()
+        if isinstance(test, cst.Name) and test.value in site.host_definitions:
+            pending.append(site.host_definitions[test.value])
+        elif isinstance(test, cst.Name) and test.value in site.host_alternatives:
+            # `use_short = T <= 4096`, and `use_short = False` on some path: only the
+            # comparison can make it true
+            true = [v for v in site.host_alternatives[test.value] if evaluate(v) is not False]
+            pending.extend(true[:1] if len(true) == 1 else [])
+        elif isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            pending.extend((test.left, test.right))
+        elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            operator, right = test.comparisons[0].operator, test.comparisons[0].comparator
+            if isinstance(operator, cst.LessThan | cst.LessThanEqual):
+                name, limit = test.left, right
+            elif isinstance(operator, cst.GreaterThan | cst.GreaterThanEqual):
+                name, limit = right, test.left
+            else:
+                continue
+            value = evaluate(limit)
+            if isinstance(name, cst.Name) and isinstance(value, int) and value <= _LIMIT:
+                bounded.add(name.value)
+    return bounded
 
 
 def _atoms(
