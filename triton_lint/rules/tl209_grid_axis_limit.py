@@ -26,8 +26,13 @@ _TOKENS = re.compile(
     re.IGNORECASE,
 )
 _HEADS = re.compile(r"(head|^h$|^hq$|^hk$|^hv$|^nh$|^n_h$)", re.IGNORECASE)
-#: A count inside one block, page or chunk (``num_tokens_in_block``): bounded by its size.
-_WITHIN_BLOCK = re.compile(r"_(in|per)_(block|page|chunk|tile)", re.IGNORECASE)
+#: A count inside one block, page or chunk (``num_tokens_in_block``), or a speculative
+#: draft's length (``num_draft_tokens``): bounded by its size.
+_WITHIN_BLOCK = re.compile(r"_(in|per)_(block|page|chunk|tile)|draft", re.IGNORECASE)
+#: Host calls whose result has the size of their argument (``int(n)``, ``math.prod(shape)``);
+#: another helper's result (``split_k = decide_splitk(total_tokens, ...)``) is not its
+#: arguments' size.
+_SAME_SIZE = {"int", "float", "round", "abs", "ceil", "floor", "prod", "tensor", "next_power_of_2"}
 _CDIV = {"cdiv", "triton.cdiv", "tl.cdiv"}
 #: Offsets of packed sequences: ``len(cu_seqlens) - 1`` is the number of sequences.
 _SEQUENCE_OFFSETS = re.compile(r"cu_seqlens|seq_start|seq_offsets|query_start_loc")
@@ -62,7 +67,9 @@ read through the launching function's assignments (`N = B if cu_seqlens is None 
 len(cu_seqlens) - 1` is the packed count), and grids through tuples, lambdas and
 `def grid(meta)` functions in the launching function, around it or at module level
 (`meta["n_rows"]` is the kernel argument of that name). Literals, small constexpr-bounded
-values and counts inside one block, page or chunk (`num_tokens_in_block`) are left alone, and
+values, counts inside one block, page or chunk (`num_tokens_in_block`), a speculative draft's
+length (`num_draft_tokens`) and what a helper computes from a size (`split_k =
+decide_splitk(total_tokens, heads)` is not the token count) are left alone, and
 so is a size that a host condition holding at the launch bounds by a literal within the limit
 (`if T <= 4096:`, or `use_short = T <= 512` then `if use_short:`; not in the `else` arm)."""
     fix = """\
@@ -249,8 +256,9 @@ def _atoms(
             if offsets is not None and _SEQUENCE_OFFSETS.search(offsets):
                 out.append((f"len({offsets})", divided))
             return
-        for arg in node.args:
-            _atoms(arg.value, divided, out, definitions, depth)
+        if name.rsplit(".", 1)[-1] in _SAME_SIZE:
+            for arg in node.args:
+                _atoms(arg.value, divided, out, definitions, depth)
         return
     if isinstance(node, cst.BinaryOperation):
         if isinstance(node.operator, cst.FloorDivide | cst.Divide | cst.RightShift):
