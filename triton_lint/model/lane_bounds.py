@@ -269,8 +269,8 @@ class LaneBounds:
         extent, so it addresses the next whole block of that size (the second half of a
         scratch buffer), which the mask's bound on the first block says nothing about."""
         assert access.pointer is not None and bound.access.pointer is not None
-        added = {self.text(t) for t in _added_terms(access.pointer)}
-        masked = {self.text(t) for t in _added_terms(bound.access.pointer)}
+        added = {self.text(t) for t in self._terms(access.pointer)}
+        masked = {self.text(t) for t in self._terms(bound.access.pointer)}
         for arange in aranges:
             if id(arange) not in bound.aranges or len(arange.args) != 2:
                 continue
@@ -360,10 +360,3 @@ class LaneBounds:
             isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide)
             for node in self.dependencies.closure(expr, values_only=True)
         )
-
-
-def _added_terms(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The summands of ``expr`` as written (``a + B + offs`` -> ``[a, B, offs]``)."""
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
-        return [*_added_terms(expr.left), *_added_terms(expr.right)]
-    return [expr]

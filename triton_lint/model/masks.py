@@ -6,16 +6,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from triton_lint.model.calls import is_load, tl_short
+from triton_lint.model.calls import is_load, is_loop_header, tl_short
 from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Kernel
-from triton_lint.model.names import TL, dotted_name
+from triton_lint.model.names import TL
 from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.structure import Structure
-
-_TL_RANGES = {"range", "static_range"}
 
 
 class Masks:
@@ -142,9 +140,7 @@ class Masks:
         if len(definitions) != 1 or definitions[0].kind != "for":
             return False
         loop = definitions[0].value
-        if not isinstance(loop, cst.Call) or not (
-            dotted_name(loop.func) == "range" or tl_short(self.kernel, loop) in _TL_RANGES
-        ):
+        if not isinstance(loop, cst.Call) or not is_loop_header(loop):
             return False
         args = [a.value for a in loop.args if a.keyword is None]
         if not 1 <= len(args) <= 3 or self.kernel.code(args[min(1, len(args) - 1)]) != bound:
