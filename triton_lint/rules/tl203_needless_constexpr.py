@@ -455,7 +455,7 @@ class _HostOrigin:
     def _asserted_keyed(self, name: str) -> bool:
         """The host asserts ``name`` equal to a value in the compile key (an expression of
         the launch's other constexpr arguments, of dtypes or of constants)."""
-        for test in self.site.guard_tests():
+        for test in self.site.holding_tests():
             if not (
                 isinstance(test, cst.Comparison)
                 and len(test.comparisons) == 1
