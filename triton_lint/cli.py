@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
@@ -16,6 +15,15 @@ import click
 from triton_lint import __version__
 from triton_lint.baseline import BaselineError, apply_baseline, load_baseline, render_baseline
 from triton_lint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
+from triton_lint.cli_report import (
+    LintUsageError,
+    SetupError,
+    TextStyle,
+    emit,
+    report,
+    text_format,
+    write_output,
+)
 from triton_lint.config import (
     DEVICES,
     FAIL_ON,
@@ -28,29 +36,16 @@ from triton_lint.docs import render_code
 from triton_lint.dynamic.codes import CODES, DynamicCode
 from triton_lint.dynamic.compute_sanitizer import SanitizerUnavailable
 from triton_lint.dynamic.devices import DeviceError, resolve_device
-from triton_lint.dynamic_report import DynamicReport
 from triton_lint.dynamic_run import DynamicRun, check_sanitizer, run_dynamic
 from triton_lint.fixes import unified_diff
 from triton_lint.reporters import REPORTERS
 from triton_lint.reporters.common import display_path
+from triton_lint.reporters.terminal import COLOR_CHOICES, TEXT_FORMATS
 from triton_lint.rules import all_rules
 from triton_lint.rules.base import Rule
 from triton_lint.run import RunOptions, RunResult, fork_note, lint_paths, lint_stdin
 from triton_lint.selection import Layer, SelectionError, expand
 from triton_lint.target import TargetVersionError, minor
-
-
-class LintUsageError(click.UsageError):
-    """Usage and configuration errors: exit code 2 with a one-line message."""
-
-    exit_code = 2
-
-
-class SetupError(click.ClickException):
-    """A configuration file or an installation that cannot be used: exit code 2, the message
-    without the usage banner (the command line was fine)."""
-
-    exit_code = 2
 
 
 class DefaultGroup(click.Group):
@@ -89,6 +84,22 @@ def cli() -> None:
     show_default=True,
     help="Output format.",
 )
+@click.option(
+    "--output-format",
+    "text_style",
+    type=click.Choice(TEXT_FORMATS),
+    default=None,
+    help="Style of `--format text`: source snippets, or one line a finding (default: full "
+    "on a terminal, in CI and pre-commit, else concise; config key `output-format`).",
+)
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Colour the full format (auto: on a terminal; honours NO_COLOR and FORCE_COLOR).",
+)
+@click.option("--show-fixes", is_flag=True, help="Full format: show each finding's fix as a diff.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes (rewrites files).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
@@ -201,6 +212,9 @@ def check(
     extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
     output_format: str,
+    text_style: str | None,
+    color: str,
+    show_fixes: bool,
     output: Path | None,
     statistics: bool,
     exit_zero: bool,
@@ -304,7 +318,7 @@ def check(
         sys.exit(1 if result.fixed and not exit_zero else 0)
     if write_baseline is not None:
         _messages(result)
-        _write_output(write_baseline, render_baseline(result))
+        write_output(write_baseline, render_baseline(result))
         click.echo(
             f"Wrote a baseline of {len(result.findings)} findings to {write_baseline}.", err=True
         )
@@ -312,7 +326,16 @@ def check(
         sys.exit(0)
     if baseline is not None:
         apply_baseline(result, baseline)
-    _report(result, output_format, output, statistics)
+    _messages(result)
+    style = TextStyle(text_style, color, show_fixes)
+    report(
+        result,
+        output_format,
+        output,
+        statistics,
+        text_format(style, config, isolated, output),
+        style,
+    )
     _exit_on_crashes(result)
     failing = any(_SEVERITY_RANK[f.severity.value] <= threshold for f in result.findings)
     sys.exit(1 if failing and not exit_zero else 0)
@@ -374,59 +397,7 @@ def _report_diff(result: RunResult, output: Path | None) -> None:
         f"in {len(result.fixed)} file{'s' if len(result.fixed) != 1 else ''}.",
         err=True,
     )
-    _emit(text, output)
-
-
-def _report(result: RunResult, output_format: str, output: Path | None, statistics: bool) -> None:
-    _messages(result)
-    if output_format == "markdown" and result.dynamic and result.dynamic.performance:
-        _plot(result.dynamic, output)
-    _emit(REPORTERS[output_format](result, statistics), output)
-
-
-def _plot(report: DynamicReport, output: Path | None) -> None:
-    """A Markdown report written to a file gets the timings' plot beside it."""
-    from triton_lint.reporters.perf_plot import PLOT_EXTRA_NOTE, plot_path, write_plot
-
-    if output is None:
-        hint = "Write the report to a file (`-o report.md`) for a plot of these timings."
-    else:
-        path = plot_path(output)
-        try:
-            written = write_plot(report.performance, path)
-        except OSError as error:
-            raise LintUsageError(f"cannot write {path}: {error.strerror or error}") from error
-        if written:
-            report.performance_plot = path.name
-            return
-        hint = PLOT_EXTRA_NOTE
-    report.performance_note = " ".join(filter(None, [report.performance_note, hint]))
-
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    _write_output(output, text)
-
-
-def _write_output(output: Path, text: str) -> None:
-    try:
-        _write_atomically(output, text)
-    except OSError as error:
-        raise LintUsageError(f"cannot write {output}: {error.strerror or error}") from error
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    directory = path.resolve().parent
-    handle, temp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    emit(text, output)
 
 
 @cli.command()

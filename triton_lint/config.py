@@ -28,11 +28,14 @@ _KEYS = {
     "device",
     "fail-on",
     "cache-dir",
+    "output-format",
 }
 #: `device`: where `--dynamic` runs stress cases (the `--device` option overrides it).
 DEVICES = ("auto", "cuda", "interpreter")
 #: `fail-on`: the lowest severity that makes a run exit 1 (the `--fail-on` option overrides it).
 FAIL_ON = ("error", "warning", "info")
+#: `output-format`: the style of the text report (the `--output-format` option overrides it).
+OUTPUT_FORMATS = ("full", "concise")
 #: Words (directory and file names split on ``_``/``-``) naming vendor backends that ship their
 #: own Triton fork: code under them is written against the fork's API, not upstream Triton's.
 DEFAULT_FORK_BACKENDS = (
@@ -77,6 +80,7 @@ class Config:
     device: str | None = None
     fail_on: str | None = None
     cache_dir: str | None = None  # relative to `root`
+    output_format: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -130,6 +134,11 @@ def parse_table(table: dict[str, Any], source: Path) -> Config:
     fail_on = table.get("fail-on")
     if fail_on is not None and fail_on not in FAIL_ON:
         raise ConfigError(f"{source}: `fail-on` must be one of {', '.join(map(repr, FAIL_ON))}")
+    output_format = table.get("output-format")
+    if output_format is not None and output_format not in OUTPUT_FORMATS:
+        raise ConfigError(
+            f"{source}: `output-format` must be one of {', '.join(map(repr, OUTPUT_FORMATS))}"
+        )
     cache_dir = table.get("cache-dir")
     if cache_dir is not None and (not isinstance(cache_dir, str) or not cache_dir.strip()):
         raise ConfigError(f"{source}: `cache-dir` must be a directory path")
@@ -138,6 +147,7 @@ def parse_table(table: dict[str, Any], source: Path) -> Config:
         cache_dir=cache_dir,
         device=device,
         fail_on=fail_on,
+        output_format=output_format,
         source=source,
         select=_codes(source, "select", table["select"]) if "select" in table else None,
         ignore=_codes(source, "ignore", table.get("ignore", [])),
@@ -186,6 +196,11 @@ def load_config_file(path: Path) -> Config:
 @cache
 def config_for_directory(directory: Path) -> Config:
     """The nearest ``pyproject.toml`` with a ``[tool.triton-lint]`` table, upward from here."""
+    return find_config(directory)
+
+
+def find_config(directory: Path) -> Config:
+    """`config_for_directory`, read now (not remembered for the rest of the process)."""
     for candidate_dir in (directory, *directory.parents):
         candidate = candidate_dir / "pyproject.toml"
         if candidate.is_file():
