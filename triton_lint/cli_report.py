@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from triton_lint.config import Config, find_config
+from triton_lint.config import Config, ConfigError, find_config
 from triton_lint.dynamic_report import DynamicReport
 from triton_lint.reporters import REPORTERS
 from triton_lint.reporters.full import FullOptions, render_full
@@ -52,7 +52,10 @@ def text_format(
     else full for people and concise for programs (`reporters.terminal`)."""
     chosen = style.output_format or (config.output_format if config is not None else None)
     if chosen is None and not isolated and config is None:
-        chosen = find_config(Path.cwd().resolve()).output_format
+        try:
+            chosen = find_config(Path.cwd().resolve()).output_format
+        except ConfigError as error:
+            raise SetupError(str(error)) from error
     return chosen or default_text_format(_to_terminal(output), os.environ)
 
 

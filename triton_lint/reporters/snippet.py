@@ -162,7 +162,7 @@ class SnippetWriter:
             middle = [*middle[: SPAN_EDGE - 1], 0, *middle[-SPAN_EDGE:]]
         for number in middle:
             if number == 0:
-                out.append(self.numbered("...", rail + " ", ""))
+                out.append(self.bar(f" {rail} ..."))
                 continue
             out.append(
                 self.numbered(number, rail + " ", layout(strip_ending(lines[number - 1]))[0])
