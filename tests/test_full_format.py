@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.test_cli import finding_lines, run
 from triton_lint.finding import Category, Finding, RelatedLocation, Severity, Span
@@ -314,10 +318,37 @@ def test_config_key_and_its_validation(tmp_path):
     assert result.exit_code == 2 and "`output-format` must be one of" in result.output
 
 
-def test_pre_commit_hook_output_is_full(monkeypatch):
-    """pre-commit sets PRE_COMMIT=1 for its hooks and runs them on a pipe (or a pty with
-    colour): the hook's entry takes the default, which is the full format there."""
-    hook = (REPO / ".pre-commit-hooks.yaml").read_text()
-    assert re.search(r"^  entry: triton-lint$", hook, re.M)
-    monkeypatch.setenv("PRE_COMMIT", "1")
-    assert "^^^ TL101 unmasked-load" in _full("fixtures/TL101/bad.py").output
+def _hook(environ: dict[str, str], terminal: bool) -> str:
+    """Run the hook's entry on a fixture as pre-commit does: on a pipe, or on a terminal (a
+    pty) when pre-commit shows colour."""
+    entry = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())[0]["entry"]
+    assert entry == "triton-lint"
+    command = [sys.executable, "-m", "triton_lint", "--no-cache", "fixtures/TL101/bad.py"]
+    env = {**os.environ, **environ}
+    if not terminal:
+        return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True).stdout
+    leader, follower = pty.openpty()
+    with subprocess.Popen(command, cwd=REPO, env=env, stdout=follower, stderr=follower) as proc:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.wait()
+    os.close(leader)
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_pre_commit_hook_output_is_full():
+    """pre-commit sets PRE_COMMIT=1 for its hooks and runs them on a pipe, or on a pty when it
+    colours its output: both get the full format, and only the terminal gets colour."""
+    piped = _hook({"PRE_COMMIT": "1"}, terminal=False)
+    assert "^^^ TL101 unmasked-load" in piped and "\x1b[" not in piped
+    on_terminal = _hook({"PRE_COMMIT": "1", "TERM": "xterm"}, terminal=True)
+    assert "\x1b[" in on_terminal and ANSI.sub("", on_terminal) == piped
+    assert "^^^" not in _hook({}, terminal=False)  # piped outside pre-commit: concise
