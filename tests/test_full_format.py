@@ -352,3 +352,31 @@ def test_pre_commit_hook_output_is_full():
     on_terminal = _hook({"PRE_COMMIT": "1", "TERM": "xterm"}, terminal=True)
     assert "\x1b[" in on_terminal and ANSI.sub("", on_terminal) == piped
     assert "^^^" not in _hook({}, terminal=False)  # piped outside pre-commit: concise
+
+
+def test_strange_files_render_without_a_traceback(tmp_path):
+    """Undecodable bytes, a PEP 263 cookie, a BOM with CRLF, a NUL byte: each finding prints,
+    with its source where the file decodes, and the run exits 1."""
+    files = {
+        "bad_utf8.py": b"import triton\n@triton.jit\ndef k(:\n\xff\xfe\n",
+        "latin.py": b"# -*- coding: latin-1 -*-\nimport triton\n@triton.jit\ndef k(x, n):\n"
+        b'    s = "\xe9\xe9"; tl.store(x + tl.arange(0, 3), 1)\n',
+        "bom.py": b"\xef\xbb\xbfimport triton\r\n@triton.jit\r\ndef k(:\r\n",
+        "nul.py": b"import triton\n@triton.jit\ndef k(x):\n    y = 1\x00\n",
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    command = [sys.executable, "-m", "triton_lint", "--no-cache", "--isolated"]
+    proc = subprocess.run(
+        [*command, "--output-format", "full", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        check=False,
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(finding_lines(proc.stdout)) == 4
+    assert '5 |     s = "éé"; tl.store(x + tl.arange(0, 3), 1)' in proc.stdout
+    assert f"  | {' ' * 27}{'^' * 15} TL201 " in proc.stdout
+    assert "3 | def k(:" in proc.stdout and "\r" not in proc.stdout
