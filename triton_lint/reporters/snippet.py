@@ -104,19 +104,20 @@ class SnippetWriter:
         last = min(max(span.end_line, span.line), len(lines))
         if any(len(lines[i - 1]) > MAX_LINE_CHARS for i in range(span.line, last + 1)):
             return None
+        single = last == span.line
+        rail = "" if single else "  "  # lines outside a multi-line span keep its rail's room
+        body = self._single(lines, mark) if single else self._multi(lines, mark, last)
         before = _context(lines, span.line - 1, -1, context)
         after = _context(lines, last + 1, 1, context)
-        body = (
-            self._single(lines, mark)
-            if last == span.line
-            else self._multi(lines, mark, last, before, after)
-        )
-        if last > span.line:
-            return body
-        out = [self.numbered(n, "", layout(strip_ending(lines[n - 1]))[0]) for n in before]
-        out += body
-        out += [self.numbered(n, "", layout(strip_ending(lines[n - 1]))[0]) for n in after]
-        return out
+        return [
+            *(self.source(lines, n, rail) for n in before),
+            *body,
+            *(self.source(lines, n, rail) for n in after),
+        ]
+
+    def source(self, lines: Sequence[str], number: int, rail: str) -> str:
+        """Line ``number`` of ``lines`` as shown, numbered."""
+        return self.numbered(number, rail, layout(strip_ending(lines[number - 1]))[0])
 
     def _label(self, mark: Mark) -> str:
         return self.paint(mark.label, mark.role) if mark.label else ""
@@ -136,17 +137,10 @@ class SnippetWriter:
             self.bar(f" {' ' * left}{underline}" + (f" {label}" if label else "")),
         ]
 
-    def _multi(
-        self,
-        lines: Sequence[str],
-        mark: Mark,
-        last: int,
-        before: list[int],
-        after: list[int],
-    ) -> list[str]:
+    def _multi(self, lines: Sequence[str], mark: Mark, last: int) -> list[str]:
         span = mark.span
         rail = self.paint("|", mark.role)
-        out = [self.numbered(n, "  ", layout(strip_ending(lines[n - 1]))[0]) for n in before]
+        out: list[str] = []
         first_text = strip_ending(lines[span.line - 1])
         start, _ = _bounds(first_text, span.column - 1, len(first_text))
         shown, cells = layout(first_text)
@@ -154,7 +148,7 @@ class SnippetWriter:
         if start <= indent:
             out.append(self.numbered(span.line, self.paint("/", mark.role) + " ", shown))
         else:
-            out.append(self.numbered(span.line, "  ", shown))
+            out.append(self.source(lines, span.line, "  "))
             marker = "_" * (_cell(cells, start) + 1) + "^"
             out.append(self.bar(f"  {self.paint(marker, mark.role)}"))
         middle = list(range(span.line + 1, last + 1))
@@ -164,9 +158,7 @@ class SnippetWriter:
             if number == 0:
                 out.append(self.bar(f" {rail} ..."))
                 continue
-            out.append(
-                self.numbered(number, rail + " ", layout(strip_ending(lines[number - 1]))[0])
-            )
+            out.append(self.source(lines, number, rail + " "))
         last_text = strip_ending(lines[last - 1])
         end = span.end_column - 1 if span.end_line == last else len(last_text)
         _, end = _bounds(last_text, 0, end)
@@ -175,7 +167,6 @@ class SnippetWriter:
         label = self._label(mark)
         closing = self.paint("_" * (caret + 1) + "^", mark.role)
         out.append(self.bar(f" {rail}{closing}" + (f" {label}" if label else "")))
-        out += [self.numbered(n, "  ", layout(strip_ending(lines[n - 1]))[0]) for n in after]
         return out
 
 
