@@ -321,8 +321,9 @@ def test_config_key_and_its_validation(tmp_path):
 def _hook(environ: dict[str, str], terminal: bool) -> str:
     """Run the hook's entry on a fixture as pre-commit does: on a pipe, or on a terminal (a
     pty) when pre-commit shows colour."""
-    entry = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())[0]["entry"]
-    assert entry == "triton-lint"
+    hook = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())[0]
+    assert hook["entry"] == "triton-lint"
+    assert hook["minimum_pre_commit_version"] == "2.5.0"  # the first to set PRE_COMMIT
     command = [sys.executable, "-m", "triton_lint", "--no-cache", "fixtures/TL101/bad.py"]
     env = {**os.environ, **environ}
     if not terminal:

@@ -42,7 +42,12 @@ class TextStyle:
 
 
 def _to_terminal(output: Path | None) -> bool:
-    return output is None and sys.stdout.isatty()
+    if output is not None:
+        return False
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # no standard output, or a closed one
+        return False
 
 
 def text_format(
