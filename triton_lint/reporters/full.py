@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from triton_lint.engine import decode
-from triton_lint.finding import Applicability, Finding, Severity
+from triton_lint.finding import Applicability, Finding, RelatedLocation, Severity
 from triton_lint.fingerprint import split_lines
 from triton_lint.reporters.common import how_to_fix, source_texts
 from triton_lint.reporters.fix_diff import fix_diff
@@ -96,7 +96,19 @@ def _primary_role(severity: Severity) -> str:
     return f"primary-{severity.value}"
 
 
+def _related(related: RelatedLocation, sources: Sources, writer: SnippetWriter) -> list[str]:
+    """A related location's own snippet (no context), or its label alone when stale."""
+    paint = writer.paint
+    place = f"{related.path}:{related.span.line}:{related.span.column}"
+    out = [writer.bar(), f"{' ' * writer.gutter}{paint(':::', 'gutter')} {place}", writer.bar()]
+    lines = sources.lines(related.path)
+    mark = Mark(related.span, related.message, False, "secondary")
+    shown = writer.render(lines, mark, 0) if lines is not None else None
+    return out + (shown or [writer.bar(f" {paint(related.message, 'secondary')}")])
+
+
 def render_finding(finding: Finding, sources: Sources, options: FullOptions) -> list[str]:
+    """One finding's block: its line, snippet, related locations, witness, help and fix."""
     paint = options.paint
     witness = finding.properties.get("witness")
     message = _COMBO.sub("", finding.message) if isinstance(witness, dict) else finding.message
@@ -111,19 +123,7 @@ def render_finding(finding: Finding, sources: Sources, options: FullOptions) -> 
     if snippet is not None:
         out += [writer.bar(), *snippet]
     for related in finding.related:
-        place = f"{related.path}:{related.span.line}:{related.span.column}"
-        out += [
-            writer.bar(),
-            f"{' ' * writer.gutter}{paint(':::', 'gutter')} {place}",
-            writer.bar(),
-        ]
-        related_lines = sources.lines(related.path)
-        mark = Mark(related.span, related.message, False, "secondary")
-        shown = writer.render(related_lines, mark, 0) if related_lines is not None else None
-        if shown is None:
-            out.append(writer.bar(f" {paint(related.message, 'secondary')}"))
-        else:
-            out += shown
+        out += _related(related, sources, writer)
     if isinstance(witness, dict):
         out += [writer.bar(), *witness_lines(witness, writer.gutter, paint)]
     help_text = _help(finding)
