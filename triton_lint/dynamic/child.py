@@ -45,7 +45,9 @@ def make_backend(device: str, redzones: bool, device_log: str | None) -> Any:
     return InterpreterBackend()
 
 
-def _import(path: str) -> None:
+def import_user_module(path: str) -> None:
+    """Import the file as a fresh module (its directory on the path), running its
+    `@stress.case` registrations."""
     directory = os.path.dirname(os.path.abspath(path))
     if directory not in sys.path:
         sys.path.insert(0, directory)
@@ -80,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         backend = None if ns.bench else make_backend(ns.device, not ns.no_redzones, ns.device_log)
-        _import(path)
+        import_user_module(path)
     except BaseException as e:
         tb = traceback.extract_tb(e.__traceback__)
         line = next(

@@ -1,0 +1,205 @@
+"""Child process of `--compile-only`: run one file's stress cases without launching anything
+and compile every launch (every autotune config) for the given architectures.
+
+Run as `python -m triton_lint.compile.child --file F --out O --arch sm_86 [--arch ...]` with
+`TRITON_INTERPRET=0`. No GPU and no CUDA driver are needed: a stand-in driver tells Triton
+which target to compile for, and `JITFunction.run(..., warmup=True)` compiles with Triton's own
+argument specialisation (pointer alignment, integer divisibility) and returns the kernel without
+launching it. Registers and spills come from `cuobjdump --dump-resource-usage` on the cubin,
+shared memory from the kernel's metadata. Each variant is one `variant` event (JSON line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from typing import Any
+
+from triton_lint import stress
+from triton_lint.compile.autotune import expand_autotuners
+from triton_lint.dynamic.child import import_user_module
+from triton_lint.dynamic.inputs import combos, make_args
+from triton_lint.dynamic.kernel_source import compile_error_frame, python_function
+from triton_lint.dynamic.launches import LaunchRecord, LaunchRecorder
+from triton_lint.dynamic.triton_compat import install_cpu_autotuner
+
+
+class TargetDriver:
+    """The part of Triton's driver that compiling asks for: the device (one per architecture,
+    so each gets its own in-memory kernel cache), a stream and the target."""
+
+    def __init__(self, capability: int) -> None:
+        self.capability = capability
+
+    def get_current_device(self) -> int:
+        return self.capability
+
+    def get_current_stream(self, device: Any = None) -> int:
+        return 0
+
+    def get_current_target(self) -> Any:
+        from triton.backends.compiler import GPUTarget
+
+        return GPUTarget("cuda", self.capability, 32)
+
+
+def cuobjdump() -> str:
+    import triton
+
+    folder = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+    exe = os.path.join(folder, "cuobjdump")
+    return exe if os.path.exists(exe) else "cuobjdump"
+
+
+def resource_usage(cubin: bytes) -> dict[str, int]:
+    """REG (registers per thread) and STACK (local memory per thread: spills) of the cubin's
+    kernel, as `cuobjdump --dump-resource-usage` prints them."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as fh:
+        fh.write(cubin)
+    try:
+        out = subprocess.run(
+            [cuobjdump(), "--dump-resource-usage", fh.name],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        ).stdout
+    finally:
+        os.unlink(fh.name)
+    found = dict(re.findall(r"\b(REG|STACK|LOCAL):(\d+)", out))
+    return {
+        "registers": int(found.get("REG", 0)),
+        "spills": int(found.get("STACK", 0)) + int(found.get("LOCAL", 0)),
+    }
+
+
+def config_of(rec: LaunchRecord) -> dict[str, Any]:
+    """The variant's config as the source spells it: constexpr values, then `num_warps` and
+    `num_stages` where the launch or its autotune config sets them."""
+    config = {k: v for k, v in rec.constexprs.items() if isinstance(v, (int, float, bool, str))}
+    _args, kwargs = rec.call or ((), {})
+    for key in ("num_warps", "num_stages"):
+        if kwargs.get(key) is not None:
+            config[key] = kwargs[key]
+    return config
+
+
+def compile_launch(rec: LaunchRecord, capability: int, run: Any) -> dict[str, Any]:
+    """Compile one recorded launch for `capability` with `run` (Triton's own
+    `JITFunction.run`); the variant's numbers or its error."""
+    from triton.runtime import driver
+
+    args, kwargs = rec.call or ((), {})
+    kwargs = {k: v for k, v in kwargs.items() if k != "warmup"}
+    driver.set_active(TargetDriver(capability))
+    fn = python_function(rec.kernel)
+    base = {"kernel": rec.name, "path": fn.__code__.co_filename, "line": def_line(fn)}
+    started = time.perf_counter()
+    try:
+        kernel = run(rec.kernel, *args, warmup=True, **kwargs)
+    except Exception as e:
+        frame = compile_error_frame(e, [rec.kernel])
+        return {
+            **base,
+            "config": config_of(rec),
+            "error": first_line(e),
+            "error_line": frame.lineno if frame is not None else None,
+        }
+    usage = resource_usage(kernel.asm["cubin"])
+    return {
+        **base,
+        "seconds": round(time.perf_counter() - started, 3),
+        "config": config_of(rec),
+        "shared": int(kernel.metadata.shared),
+        "num_warps": int(kernel.metadata.num_warps),
+        "hash": str(getattr(kernel.metadata, "hash", "")),
+        **usage,
+    }
+
+
+def def_line(fn: Any) -> int:
+    """The line of the kernel's `def` (decorators come first in `co_firstlineno`)."""
+    import inspect
+
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return int(getattr(fn.__code__, "co_firstlineno", 1))
+    return start + next(
+        (i for i, ln in enumerate(lines) if ln.lstrip().startswith(("def ", "async def "))), 0
+    )
+
+
+def first_line(error: BaseException) -> str:
+    """The message a reader needs: the compiler's last non-empty line (ptxas or Triton)."""
+    text = str(error).strip() or type(error).__name__
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith(" ")]
+    return f"{type(error).__name__}: {(lines[-1] if lines else text)[:300]}"
+
+
+def run_case(case: stress.Case, recorder: LaunchRecorder) -> list[LaunchRecord]:
+    """Call the wrapper once per sizes x dtypes x layout (the first value pattern: values do
+    not change what is compiled); the launches it made, none executed."""
+    recorder.reset_run()
+    first = (case.patterns or ("normal",))[0]
+    for combo in combos(case):
+        if combo.pattern != first:
+            continue
+        try:
+            case.fn(*make_args(case, combo))
+        except Exception:
+            continue  # outputs are garbage without launches; what was launched counts
+    return list(recorder.launches)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--file", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--arch", action="append", type=int, required=True)
+    ns = ap.parse_args(argv)
+    path = os.path.abspath(ns.file)
+
+    def emit(obj: dict[str, Any]) -> None:
+        with open(ns.out, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(obj, default=str) + "\n")
+
+    from triton.runtime import driver
+
+    driver.set_active(TargetDriver(ns.arch[0]))
+    install_cpu_autotuner()
+    recorder = LaunchRecorder(launch=False)
+    expand_autotuners()
+    try:
+        import_user_module(path)
+    except BaseException as e:
+        emit({"event": "import_error", "error": f"{type(e).__name__}: {e}"[:500]})
+        return 0
+    for case in [c for c in stress.REGISTRY if os.path.abspath(c.path) == path]:
+        emit({"event": "start", "name": case.name, "line": case.line})
+        try:
+            launches = run_case(case, recorder)
+            for capability in ns.arch:
+                seen: set[str] = set()
+                for rec in launches:
+                    row = compile_launch(rec, capability, recorder.original)
+                    key = json.dumps([row["kernel"], row["config"], row.get("hash")], default=str)
+                    if key not in seen:
+                        seen.add(key)
+                        emit({"event": "variant", "case": case.name, "arch": capability, **row})
+        except Exception as e:
+            emit({"event": "case_error", "name": case.name, "error": traceback.format_exc()[-800:]})
+            del e
+        emit({"event": "done", "name": case.name})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
