@@ -52,14 +52,18 @@ def test_fixture_findings_are_exactly_the_marked_lines(compiled) -> None:
     assert found == expected(FIXTURES)
     assert found == {
         ("resources.py", 20, "TL915"),
-        ("resources.py", 51, "TL916"),
-        ("resources.py", 75, "TL917"),
+        ("resources.py", 51, "TL915"),
+        ("resources.py", 77, "TL916"),
+        ("resources.py", 101, "TL917"),
     }
 
 
 def test_findings_name_config_architecture_and_numbers(compiled) -> None:
     by_code = {f.code: f for f in compiled.findings}
-    overflow = by_code["TL915"]
+    tuned, overflow = (f for f in compiled.findings if f.code == "TL915")
+    # one autotune config overflows sm_86, the other fits: Triton's tuner skips the first
+    assert tuned.severity is Severity.INFO and "the tuner skips this one" in tuned.message
+    assert overflow.severity is Severity.ERROR and overflow.kernel == "scores_kernel"
     assert overflow.properties["architectures"] == ["sm_86"]
     assert overflow.properties["config"]["num_stages"] == 5
     per_arch = {v["arch"]: v for v in overflow.properties["variants"]}
@@ -67,6 +71,7 @@ def test_findings_name_config_architecture_and_numbers(compiled) -> None:
     assert per_arch["sm_86"]["blocksPerSM"] == 0
     assert per_arch["sm_90"]["sharedBytes"] <= ARCHS["sm_90"].shared_per_block
     assert "sm_86 (99 KB)" in overflow.message and "fits sm_90" in overflow.message
+    assert tuned.properties["config"]["num_stages"] == 5
     spill = by_code["TL916"]
     assert spill.severity is Severity.WARNING  # its only config spills
     assert all(v["spillBytes"] > 0 for v in spill.properties["variants"])
@@ -126,7 +131,7 @@ def test_cli_json_and_sarif_carry_the_numbers(cache: Path, compiled) -> None:
         (r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"])
         for r in run["results"]
     }
-    assert {("TL915", 20), ("TL916", 51), ("TL917", 75)} <= results
+    assert {("TL915", 20), ("TL915", 51), ("TL916", 77), ("TL917", 101)} <= results
     variants = run["properties"]["compiled"]["variants"]
     assert {v["arch"] for v in variants} == {"sm_86", "sm_90"}
     assert all("registers" in v or "error" in v for v in variants)
@@ -188,6 +193,15 @@ def test_a_spill_is_info_when_another_config_does_not_spill() -> None:
     assert finding.code == "TL916" and finding.severity is Severity.INFO
     [alone] = compile_findings(rows[:1])
     assert alone.severity is Severity.WARNING
+
+
+def test_an_overflowing_autotune_config_is_info_when_another_fits() -> None:
+    big = row({"BLOCK": 256}, 86, registers=90, spills=0, shared=128 * 1024, autotuned=True)
+    small = row({"BLOCK": 64}, 86, registers=90, spills=0, shared=32 * 1024, autotuned=True)
+    [finding] = compile_findings([big, small])
+    assert finding.code == "TL915" and finding.severity is Severity.INFO
+    [alone] = compile_findings([big])
+    assert alone.severity is Severity.ERROR
 
 
 def test_a_failure_everywhere_is_not_target_specific() -> None:

@@ -3,6 +3,7 @@ candidate to time (timing needs a GPU). Child only: imports triton."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -20,9 +21,10 @@ def config_kwargs(config: Any) -> dict[str, Any]:
     return out
 
 
-def expand_autotuners() -> None:
+def expand_autotuners(after_config: Callable[[], None]) -> None:
     """Make `Autotuner.run` call the kernel once per config (through any `@triton.heuristics`
-    below it), with no benchmarking, pruning or hooks: the recorder sees one launch each."""
+    below it), with no benchmarking, pruning or hooks: the recorder sees one launch each, and
+    `after_config` is called after each (the child marks those launches as autotuned)."""
     from triton.runtime.autotuner import Autotuner
 
     if getattr(Autotuner.run, "_tl_compile_only", False):
@@ -31,6 +33,7 @@ def expand_autotuners() -> None:
     def run(self: Any, *args: Any, **kwargs: Any) -> None:
         for config in self.configs:
             self.fn.run(*args, **{**kwargs, **config_kwargs(config)})
+            after_config()
 
     run._tl_compile_only = True  # type: ignore[attr-defined]
     Autotuner.run = run  # type: ignore[method-assign]

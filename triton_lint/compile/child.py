@@ -176,7 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     driver.set_active(TargetDriver(ns.arch[0]))
     install_cpu_autotuner()
     recorder = LaunchRecorder(launch=False)
-    expand_autotuners()
+    tuned: set[int] = set()  # ids of the launches made for an autotune config
+    expand_autotuners(
+        lambda: tuned.update([id(recorder.launches[-1])] if recorder.launches else [])
+    )
     try:
         import_user_module(path)
     except BaseException as e:
@@ -190,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
                 seen: set[str] = set()
                 for rec in launches:
                     row = compile_launch(rec, capability, recorder.original)
+                    row["autotuned"] = id(rec) in tuned
                     key = json.dumps([row["kernel"], row["config"], row.get("hash")], default=str)
                     if key not in seen:
                         seen.add(key)

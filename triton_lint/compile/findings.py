@@ -102,13 +102,15 @@ def compile_findings(rows: Iterable[Row]) -> list[Finding]:
         by_config[
             (row["path"], row["line"], row["kernel"], json.dumps(row["config"], default=str))
         ].append(row)
-    clean_configs: dict[tuple[Any, ...], set[int]] = defaultdict(
-        set
-    )  # kernel -> archs with a clean config
+    # per kernel: the architectures where some config does not spill, and where some fits
+    clean_configs: dict[tuple[Any, ...], set[int]] = defaultdict(set)
+    fitting: dict[tuple[Any, ...], set[int]] = defaultdict(set)
     for (path, _line, kernel, _cfg), variants in by_config.items():
         for r in variants:
             if not r.get("error") and not r["spills"]:
                 clean_configs[(path, kernel)].add(r["arch"])
+            if not r.get("error") and r["shared"] <= arch_of(r).shared_per_block:
+                fitting[(path, kernel)].add(r["arch"])
     findings: list[Finding] = []
     for (path, line, kernel, _cfg), variants in by_config.items():
         variants.sort(key=lambda r: r["arch"])
@@ -121,6 +123,7 @@ def compile_findings(rows: Iterable[Row]) -> list[Finding]:
                 f"{arch_of(r).name} ({kb(arch_of(r).shared_per_block)})" for r in over
             )
             fits = [arch_of(r).name for r in ok if r not in over]
+            skipped = all(r.get("autotuned") and r["arch"] in fitting[(path, kernel)] for r in over)
             findings.append(
                 _finding(
                     "TL915",
@@ -128,11 +131,18 @@ def compile_findings(rows: Iterable[Row]) -> list[Finding]:
                     line,
                     f"`{kernel}` [{label}] needs {kb(max(r['shared'] for r in over))} of shared "
                     f"memory per block, over the limit of {archs}: launching it there raises "
-                    "OutOfResources" + (f" (fits {', '.join(fits)})" if fits else ""),
+                    "OutOfResources"
+                    + (f" (fits {', '.join(fits)})" if fits else "")
+                    + (
+                        "; another autotune config fits there, so the tuner skips this one"
+                        if skipped
+                        else ""
+                    ),
                     {
                         "architectures": [arch_of(r).name for r in over],
                         "variants": [numbers(r) for r in variants],
                     },
+                    severity=Severity.INFO if skipped else None,
                 )
             )
         spilling = [r for r in ok if r["spills"]]

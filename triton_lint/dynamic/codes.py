@@ -206,12 +206,15 @@ CODES: dict[str, DynamicCode] = {
             Category.CORRECTNESS,
             Severity.ERROR,
             "A compiled variant (config x architecture) needs more shared "
-            "memory per block than the architecture allows.",
+            "memory per block than the architecture allows; info when another autotune config of "
+            "the kernel fits there.",
             "Triton sizes shared memory at compile time (pipeline stages x tile sizes, "
             "reductions, layout conversions) and the launcher raises `OutOfResources` when it "
             "exceeds the device's per-block limit: 227 KB on H100/B200, 163 KB on A100, 99 KB "
             "on A10, L4, L40 and RTX parts. A config tuned on an H100 fails on the user's L4; "
             "when every autotune config of a size overflows there, the kernel cannot run at all. "
+            "Triton's autotuner skips a config that raises OutOfResources, so an overflowing "
+            "config beside one that fits costs tuning time only (info). "
             "The limits are the opt-in per-block maxima of the CUDA C++ Programming Guide "
             "(`triton_lint/compile/targets.py`).",
             "Lower `num_stages` or the block sizes of that config for the named architectures "
