@@ -155,7 +155,8 @@ def cli() -> None:
     type=click.IntRange(min=1),
     default=None,
     help="Files linted in parallel (default: one per core) and, with --dynamic, stress-case "
-    "children (default: one per GPU; 1 on the interpreter).",
+    "children (default: one per GPU; 1 on the interpreter); with --compile-only, compile "
+    "children (default: one per core).",
 )
 @click.option(
     "--no-cache",

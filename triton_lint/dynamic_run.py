@@ -3,6 +3,7 @@ the merged findings."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def run_compile(
     compiled = compile_paths(
         paths,
         archs,
-        jobs=jobs or 1,
+        jobs=jobs or os.cpu_count() or 1,
         timeout=timeout,
         cache_dir=str(cache_dir / "triton") if cache_dir is not None else None,
     )

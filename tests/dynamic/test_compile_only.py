@@ -222,3 +222,64 @@ def test_occupancy_counts_registers_shared_memory_and_warps() -> None:
     # 48 KB per block (+1 KB reserved) on a 228 KB SM: 4 blocks
     assert blocks_per_sm(ARCHS["sm_90"], 32, 48 * 1024, 4)["shared"] == 4
     assert numbers(row({}, 89, registers=64, spills=0, shared=100 * 1024))["blocksPerSM"] == 0
+
+
+HANGS = """
+import os
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+from triton_lint import stress
+
+
+@triton.jit
+def copy_kernel(x, y, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y + offs, tl.load(x + offs))
+
+
+CASE = dict(reference=lambda x: x, inputs=[stress.tensor(64)], layouts=("contiguous",))
+
+
+@stress.case(**CASE)
+def hangs(x):
+    time.sleep(600)
+
+
+@stress.case(**CASE)
+def crashes(x):
+    os._exit(7)
+
+
+@stress.case(**CASE)
+def exits_quietly(x):
+    os._exit(0)
+
+
+@stress.case(**CASE)
+def copies(x):
+    y = torch.empty_like(x)
+    copy_kernel[(1,)](x, y, BLOCK=64)
+    return y
+"""
+
+
+def test_a_hung_or_crashed_case_is_tl908_and_the_next_case_still_compiles(tmp_path, cache) -> None:
+    path = tmp_path / "cases.py"
+    path.write_text(HANGS)
+    lines = HANGS.splitlines()
+    result = compile_paths([path], parse_archs("sm_80"), timeout=20, cache_dir=str(cache))
+    failed = {(f.code, f.span.line) for f in result.findings}
+    assert failed == {
+        ("TL908", lines.index("def hangs(x):") + 1),
+        ("TL908", lines.index("def crashes(x):") + 1),
+        ("TL908", lines.index("def exits_quietly(x):") + 1),
+    }
+    messages = {f.span.line: f.message for f in result.findings}
+    assert "early (exit status 7)" in messages[lines.index("def crashes(x):") + 1]
+    assert "early (exit status 0)" in messages[lines.index("def exits_quietly(x):") + 1]
+    assert "without finishing (hang?)" in messages[lines.index("def hangs(x):") + 1]
+    assert [(r["kernel"], r["arch"]) for r in result.rows] == [("copy_kernel", 80)]

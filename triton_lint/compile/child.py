@@ -24,11 +24,16 @@ from typing import Any
 
 from triton_lint import stress
 from triton_lint.compile.autotune import expand_autotuners
-from triton_lint.dynamic.child import import_user_module
+from triton_lint.dynamic.cases import import_user_module
 from triton_lint.dynamic.inputs import combos, make_args
 from triton_lint.dynamic.kernel_source import compile_error_frame, python_function
 from triton_lint.dynamic.launches import LaunchRecord, LaunchRecorder
 from triton_lint.dynamic.triton_compat import install_cpu_autotuner
+from triton_lint.stress import def_line
+
+
+class NoLaunch(Exception):
+    """The wrapper raised (or called sys.exit) before it launched any kernel."""
 
 
 class TargetDriver:
@@ -124,19 +129,6 @@ def compile_launch(rec: LaunchRecord, capability: int, run: Any) -> dict[str, An
     }
 
 
-def def_line(fn: Any) -> int:
-    """The line of the kernel's `def` (decorators come first in `co_firstlineno`)."""
-    import inspect
-
-    try:
-        lines, start = inspect.getsourcelines(fn)
-    except (OSError, TypeError):
-        return int(getattr(fn.__code__, "co_firstlineno", 1))
-    return start + next(
-        (i for i, ln in enumerate(lines) if ln.lstrip().startswith(("def ", "async def "))), 0
-    )
-
-
 def first_line(error: BaseException) -> str:
     """The message a reader needs: the compiler's last non-empty line (ptxas or Triton)."""
     text = str(error).strip() or type(error).__name__
@@ -144,18 +136,30 @@ def first_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {(lines[-1] if lines else text)[:300]}"
 
 
-def run_case(case: stress.Case, recorder: LaunchRecorder) -> list[LaunchRecord]:
+def run_case(
+    case: stress.Case, recorder: LaunchRecorder, device: str = "cpu"
+) -> list[LaunchRecord]:
     """Call the wrapper once per sizes x dtypes x layout (the first value pattern: values do
-    not change what is compiled); the launches it made, none executed."""
+    not change what is compiled) on inputs made on `device`; the launches it made, none
+    executed. A wrapper may fail on the garbage it reads back from outputs nothing wrote; what
+    it launched before counts. Raises NoLaunch when it launched nothing and failed."""
     recorder.reset_run()
     first = (case.patterns or ("normal",))[0]
+    failure: BaseException | None = None
     for combo in combos(case):
         if combo.pattern != first:
             continue
         try:
-            case.fn(*make_args(case, combo))
-        except Exception:
-            continue  # outputs are garbage without launches; what was launched counts
+            case.fn(*make_args(case, combo, device=device))
+        except (Exception, SystemExit) as e:
+            failure = failure or e
+    if not recorder.launches and failure is not None:
+        what = (
+            f"called sys.exit({failure.code!r})"
+            if isinstance(failure, SystemExit)
+            else f"raised {type(failure).__name__}: {str(failure)[:200]}"
+        )
+        raise NoLaunch(f"the wrapper {what} before launching any kernel")
     return list(recorder.launches)
 
 
@@ -164,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--file", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--arch", action="append", type=int, required=True)
+    ap.add_argument("--skip-cases", type=int, default=0, help="cases an earlier child finished")
+    ap.add_argument("--skip", type=int, default=0, help="compiles an earlier child did")
     ns = ap.parse_args(argv)
     path = os.path.abspath(ns.file)
 
@@ -184,24 +190,47 @@ def main(argv: list[str] | None = None) -> int:
         import_user_module(path)
     except BaseException as e:
         emit({"event": "import_error", "error": f"{type(e).__name__}: {e}"[:500]})
+        emit({"event": "finished"})
         return 0
-    for case in [c for c in stress.REGISTRY if os.path.abspath(c.path) == path]:
-        emit({"event": "start", "name": case.name, "line": case.line})
+    attempt = 0  # every compile in a fixed order, so a restarted child can skip the done ones
+    cases = [c for c in stress.REGISTRY if os.path.abspath(c.path) == path]
+    for index, case in enumerate(cases):
+        if index < ns.skip_cases:
+            continue
+        emit({"event": "start", "index": index, "name": case.name, "line": case.line})
         try:
             launches = run_case(case, recorder)
             for capability in ns.arch:
                 seen: set[str] = set()
                 for rec in launches:
+                    attempt += 1
+                    if attempt <= ns.skip:
+                        continue
+                    fn = python_function(rec.kernel)
+                    where = {"kernel": rec.name, "path": fn.__code__.co_filename}
+                    emit(
+                        {
+                            "event": "compiling",
+                            "index": attempt,
+                            "arch": capability,
+                            **where,
+                            "line": def_line(fn),
+                            "config": config_of(rec),
+                            "case": case.name,
+                        }
+                    )
                     row = compile_launch(rec, capability, recorder.original)
                     row["autotuned"] = id(rec) in tuned
                     key = json.dumps([row["kernel"], row["config"], row.get("hash")], default=str)
                     if key not in seen:
                         seen.add(key)
                         emit({"event": "variant", "case": case.name, "arch": capability, **row})
-        except Exception as e:
+        except NoLaunch as e:
+            emit({"event": "case_error", "name": case.name, "error": str(e)})
+        except Exception:
             emit({"event": "case_error", "name": case.name, "error": traceback.format_exc()[-800:]})
-            del e
         emit({"event": "done", "name": case.name})
+    emit({"event": "finished"})  # without it the parent knows the child ended early
     return 0
 
 

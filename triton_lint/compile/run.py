@@ -15,11 +15,12 @@ import pathlib
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from triton_lint.compile.findings import Row, compile_findings, merge
+from triton_lint.compile.findings import Row, compile_findings, config_label, merge
 from triton_lint.compile.targets import Arch
 from triton_lint.dynamic.cases import discover
 from triton_lint.dynamic.child_io import child_env, finding_from_dict
@@ -38,60 +39,119 @@ class CompileResult:
 def compile_unit(
     path: pathlib.Path, archs: list[Arch], timeout: float, cache_dir: str
 ) -> tuple[list[Row], list[Finding]]:
-    """Compile one file's launches for `archs` in a child process."""
+    """Compile one file's launches for `archs` in child processes: one that crashes or goes
+    `timeout` seconds without reporting (a hung compile or wrapper) is a TL908 at the kernel
+    it was compiling (else its case), and a fresh child goes on after that compile."""
     real = os.path.realpath(path)
+    names = ", ".join(a.name for a in archs)
+    rows: list[Row] = []
+    findings: list[Finding] = []
+    env = child_env("cuda", cache_dir, debug=False)
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton's default, said aloud (3.9 warns)
+    skip_cases, skip = 0, 0
     with tempfile.TemporaryDirectory(prefix="tl-compile-") as tmp:
-        out = os.path.join(tmp, "events.jsonl")
-        err = os.path.join(tmp, "stderr.txt")
-        env = child_env("cuda", cache_dir, debug=False)
-        env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton's default, said aloud (3.9 warns)
-        cmd = [sys.executable, "-m", "triton_lint.compile.child", "--file", real, "--out", out]
-        for arch in archs:
-            cmd += ["--arch", str(arch.capability)]
-        names = ", ".join(a.name for a in archs)
-        why = None
-        with open(err, "wb") as errfh:
-            try:
-                proc = subprocess.run(
-                    cmd,
-                    stdout=subprocess.DEVNULL,
-                    stderr=errfh,
-                    stdin=subprocess.DEVNULL,
-                    env=env,
-                    timeout=timeout,
-                    check=False,
+        while True:
+            out = os.path.join(tmp, f"events-{skip_cases}-{skip}.jsonl")
+            err = os.path.join(tmp, f"stderr-{skip_cases}-{skip}.txt")
+            cmd = [sys.executable, "-m", "triton_lint.compile.child", "--file", real, "--out", out]
+            cmd += [f"--arch={a.capability}" for a in archs] + [
+                f"--skip-cases={skip_cases}",
+                f"--skip={skip}",
+            ]
+            with open(err, "wb") as errfh:
+                proc = subprocess.Popen(
+                    cmd, stdout=subprocess.DEVNULL, stderr=errfh, stdin=subprocess.DEVNULL, env=env
                 )
-                if proc.returncode != 0:
-                    why = f"crashed the compile child (exit status {proc.returncode})"
-            except subprocess.TimeoutExpired:
-                why = (
-                    f"did not compile for {arch.name} within {timeout:.0f}s (hang?); it was killed"
+                hung = _wait(proc, out, timeout)
+            events = _events(out)
+            found, failures = _collect(events, str(path), real, names)
+            rows += found
+            findings += failures
+            if events and events[-1]["event"] == "finished":
+                return rows, findings
+            tail = pathlib.Path(err).read_text(encoding="utf-8", errors="replace")[-300:]
+            why = (
+                f"went {timeout:.0f}s without finishing (hang?) and was killed"
+                if hung
+                else f"ended the compile child early (exit status {proc.returncode})"
+            )
+            last = events[-1] if events else None
+            pending = last if last is not None and last["event"] == "compiling" else None
+            case = next((e for e in reversed(events) if e["event"] == "start"), None)
+            if pending is not None:
+                what = (
+                    f"compiling `{pending['kernel']}` [{config_label(pending['config'])}] for "
+                    f"sm_{pending['arch']} (stress case `{pending['case']}`)"
                 )
-        events = []
-        if os.path.exists(out):
-            with open(out, encoding="utf-8") as fh:
-                events = [json.loads(line) for line in fh if line.strip()]
-        tail = pathlib.Path(err).read_text(encoding="utf-8", errors="replace")[-300:]
-    return _collect(events, str(path), real, names, why, tail)
+                findings.append(
+                    _failure(
+                        real,
+                        str(path),
+                        int(pending["line"]),
+                        f"{what} {why}; stderr: {tail}",
+                        pending["case"],
+                        names,
+                        pending["path"],
+                    )
+                )
+                skip = int(pending["index"])
+                continue
+            if case is None or (last is not None and last["event"] == "done"):
+                # while importing the module, or after the last case: nothing more to run
+                message = f"the compile child {why}; stderr: {tail}"
+                findings.append(_failure(real, str(path), 1, message, "<import>", names))
+                return rows, findings
+            message = f"stress case `{case['name']}` {why}; stderr: {tail}"
+            line = int(case["line"])
+            findings.append(_failure(real, str(path), line, message, case["name"], names))
+            skip_cases, skip = int(case["index"]) + 1, 0
+
+
+def _wait(proc: subprocess.Popen[bytes], out: str, timeout: float) -> bool:
+    """Wait for the child; kill it when its event file stays unchanged `timeout` seconds
+    (True: it was killed)."""
+    size, since = -1, time.monotonic()
+    while proc.poll() is None:
+        now_size = os.path.getsize(out) if os.path.exists(out) else 0
+        if now_size != size:
+            size, since = now_size, time.monotonic()
+        elif time.monotonic() - since > timeout:
+            proc.kill()
+            proc.wait()
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _events(out: str) -> list[dict[str, Any]]:
+    if not os.path.exists(out):
+        return []
+    with open(out, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip().endswith("}")]
+
+
+def _failure(
+    real: str, display: str, line: int, message: str, case: str, names: str, where: str = ""
+) -> Finding:
+    """A TL908 in the file (or, for a kernel defined elsewhere, at its `def` there)."""
+    path = where if where and os.path.realpath(where) != real else real
+    d = {
+        "code": "TL908",
+        "path": path,
+        "line": line,
+        "message": message,
+        "properties": {"case": case, "architectures": names},
+    }
+    return finding_from_dict(d, {real: display})
 
 
 def _collect(
-    events: list[dict[str, Any]], display: str, real: str, names: str, why: str | None, tail: str
+    events: list[dict[str, Any]], display: str, real: str, names: str
 ) -> tuple[list[Row], list[Finding]]:
+    """The variants a child reported, and TL908 for an import or a wrapper that failed."""
     rows: list[Row] = []
     findings: list[Finding] = []
     current: dict[str, Any] | None = None
-
-    def failed(line: int, message: str, case: str) -> None:
-        d = {
-            "code": "TL908",
-            "path": real,
-            "line": line,
-            "message": message,
-            "properties": {"case": case, "architectures": names},
-        }
-        findings.append(finding_from_dict(d, {real: display}))
-
     for ev in events:
         kind = ev["event"]
         if kind == "start":
@@ -101,21 +161,13 @@ def _collect(
         elif kind == "variant":
             rows.append({k: v for k, v in ev.items() if k != "event"})
         elif kind == "import_error":
-            failed(1, f"importing the module failed: {ev['error']}", "<import>")
+            message = f"importing the module failed: {ev['error']}"
+            findings.append(_failure(real, display, 1, message, "<import>", names))
         elif kind == "case_error" and current is not None:
-            failed(
-                int(current["line"]),
-                f"compiling stress case `{current['name']}` for {names} failed: "
-                + ev["error"][-300:],
-                current["name"],
+            message = f"stress case `{current['name']}`: {ev['error'][-300:]}"
+            findings.append(
+                _failure(real, display, int(current["line"]), message, current["name"], names)
             )
-    if why is not None:
-        name = current["name"] if current else "<import>"
-        failed(
-            int(current["line"]) if current else 1,
-            f"stress case `{name}` {why}; stderr: {tail}",
-            name,
-        )
     for row in rows:
         if os.path.realpath(row["path"]) == real:
             row["path"] = display
