@@ -1,12 +1,15 @@
 """Child process of `--compile-only`: run one file's stress cases without launching anything
 and compile every launch (every autotune config) for the given architectures.
 
-Run as `python -m triton_lint.compile.child --file F --out O --arch sm_86 [--arch ...]` with
+Run as `python -m triton_lint.compile.child --file F --out O --arch 86 [--arch 90 ...]` with
 `TRITON_INTERPRET=0`. No GPU and no CUDA driver are needed: a stand-in driver tells Triton
 which target to compile for, and `JITFunction.run(..., warmup=True)` compiles with Triton's own
 argument specialisation (pointer alignment, integer divisibility) and returns the kernel without
 launching it. Registers and spills come from `cuobjdump --dump-resource-usage` on the cubin,
-shared memory from the kernel's metadata. Each variant is one `variant` event (JSON line).
+shared memory from the kernel's metadata. Events (JSON lines): `start`/`done` per case,
+`compiling` before and `variant` after each compile, `case_error`, and `finished` last: the parent
+restarts a child that ends without it after the compile or case it was in (`--skip-cases`,
+`--skip`).
 """
 
 from __future__ import annotations
