@@ -65,7 +65,7 @@ def test_findings_name_config_architecture_and_numbers(compiled) -> None:
     assert tuned.severity is Severity.INFO and "the tuner skips this one" in tuned.message
     assert overflow.severity is Severity.ERROR and overflow.kernel == "scores_kernel"
     assert overflow.properties["architectures"] == ["sm_86"]
-    assert overflow.properties["config"]["num_stages"] == 5
+    assert overflow.properties["config"]["num_stages"] == 6
     per_arch = {v["arch"]: v for v in overflow.properties["variants"]}
     assert per_arch["sm_86"]["sharedBytes"] > ARCHS["sm_86"].shared_per_block
     assert per_arch["sm_86"]["blocksPerSM"] == 0
