@@ -133,7 +133,15 @@ def compile_launch(rec: LaunchRecord, capability: int, run: Any) -> dict[str, An
 
 
 def first_line(error: BaseException) -> str:
-    """The message a reader needs: the compiler's last non-empty line (ptxas or Triton)."""
+    """The message a reader needs: the innermost cause (Triton wraps the frontend's ValueError
+    in a CompilationError whose own text, on 3.3, is only the source excerpt), else the
+    compiler's last unindented line (ptxas or Triton)."""
+    cause = error
+    while cause.__cause__ is not None and cause.__cause__ is not cause:
+        cause = cause.__cause__
+    if cause is not error and str(cause).strip():
+        inner = str(cause).strip().splitlines()[0]
+        return f"{type(error).__name__}: {type(cause).__name__}: {inner[:300]}"
     text = str(error).strip() or type(error).__name__
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith(" ")]
     return f"{type(error).__name__}: {(lines[-1] if lines else text)[:300]}"
