@@ -6,15 +6,14 @@ Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import json
-import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from triton_lint import __version__
 from triton_lint.baseline import BaselineError, apply_baseline, load_baseline, render_baseline
-from triton_lint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from triton_lint.cli_report import (
     LintUsageError,
     SetupError,
@@ -24,19 +23,27 @@ from triton_lint.cli_report import (
     text_format,
     write_output,
 )
+from triton_lint.compile.targets import ArchError
 from triton_lint.config import (
     DEVICES,
     FAIL_ON,
     Config,
     ConfigError,
+    cache_dir_for,
     config_for_directory,
     load_config_file,
 )
 from triton_lint.docs import render_code
 from triton_lint.dynamic.codes import CODES, DynamicCode
 from triton_lint.dynamic.compute_sanitizer import SanitizerUnavailable
-from triton_lint.dynamic.devices import DeviceError, resolve_device
-from triton_lint.dynamic_run import DynamicRun, check_sanitizer, run_dynamic
+from triton_lint.dynamic.devices import DeviceError
+from triton_lint.dynamic_run import (
+    DynamicRun,
+    compile_archs,
+    dynamic_device,
+    run_compile,
+    run_dynamic,
+)
 from triton_lint.fixes import unified_diff
 from triton_lint.reporters import REPORTERS
 from triton_lint.reporters.common import display_path
@@ -158,7 +165,8 @@ def cli() -> None:
     type=click.IntRange(min=1),
     default=None,
     help="Files linted in parallel (default: one per core) and, with --dynamic, stress-case "
-    "children (default: one per GPU; 1 on the interpreter).",
+    "children (default: one per GPU; 1 on the interpreter); with --compile-only, compile "
+    "children (default: one per core).",
 )
 @click.option(
     "--no-cache",
@@ -206,6 +214,18 @@ def cli() -> None:
     help="GPU: also run every case at sizes past 2**31 elements where memory allows "
     "(int32 offset overflows become TL910/TL901/TL903 witnesses).",
 )
+@click.option(
+    "--compile-only",
+    is_flag=True,
+    help="Run the stress cases' wrappers without launching and compile every launch (every "
+    "autotune config) for each --arch on the CPU: shared memory, spills, compile failures.",
+)
+@click.option(
+    "--arch",
+    default=None,
+    help="Architectures for --compile-only, e.g. sm_80,sm_86,sm_89,sm_90 (config key `arch`; "
+    "default: those the installed Triton supports from Ampere on).",
+)
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -240,6 +260,8 @@ def check(
     no_redzones: bool,
     bench: bool,
     large: bool,
+    compile_only: bool,
+    arch: str | None,
 ) -> None:
     """Lint PATHS (files or directories, default `.`; `-` reads standard input)."""
     layer = Layer(
@@ -268,7 +290,7 @@ def check(
             fix="diff" if diff else "fix" if fix else None,
             unsafe_fixes=unsafe_fixes,
             jobs=jobs,
-            cache_dir=None if no_cache else _cache_dir(cache_dir, config, isolated),
+            cache_dir=None if no_cache else cache_dir_for(cache_dir, config, isolated),
         )
         if from_stdin:
             result = lint_stdin(stdin_filename or "-", options)
@@ -280,38 +302,42 @@ def check(
         raise LintUsageError(str(error)) from error
     if (sanitizer or device or bench or large) and not dynamic:
         raise LintUsageError("--device, --sanitizer, --bench and --large apply to --dynamic runs")
-    if dynamic and not from_stdin:
-        requested = device or (config.device if config is not None else None)
+    if arch is not None and not compile_only:
+        raise LintUsageError("--arch applies to --compile-only runs")
+    if dynamic and compile_only:
+        raise LintUsageError("--compile-only replaces --dynamic's launches; give one of them")
+    if (dynamic or compile_only) and not from_stdin:
         try:
-            if requested is None and not isolated:
-                requested = config_for_directory(Path.cwd().resolve()).device
-            resolved = resolve_device(requested or "auto")
-            if sanitizer is not None:
-                check_sanitizer(resolved)
-            if (bench or large) and resolved.kind != "cuda":
-                raise DeviceError(
-                    f"--{'bench' if bench else 'large'} runs kernels natively and needs a CUDA "
-                    "GPU; this run uses the interpreter"
+            if compile_only:
+                archs = compile_archs(arch, config, isolated)
+            else:
+                native = "bench" if bench else "large" if large else None
+                resolved = dynamic_device(
+                    device, config, isolated, sanitizer=sanitizer, native=native
                 )
         except ConfigError as error:
             raise SetupError(str(error)) from error
-        except (DeviceError, SanitizerUnavailable) as error:
+        except (DeviceError, SanitizerUnavailable, ArchError) as error:
             raise LintUsageError(str(error)) from error
-        run_dynamic(
-            result,
-            list(paths) or [Path(".")],
-            DynamicRun(
-                resolved,
-                dynamic_timeout,
-                jobs,
-                repeats,
-                not no_redzones,
-                sanitizer,
-                sanitize_all,
-                large,
-                bench,
-            ),
-        )
+        where = list(paths) or [Path(".")]
+        if compile_only:
+            run_compile(
+                result,
+                where,
+                archs,
+                jobs=jobs,
+                timeout=dynamic_timeout,
+                cache_dir=options.cache_dir,
+            )
+        else:
+            run = DynamicRun(resolved, dynamic_timeout, jobs, repeats, not no_redzones)
+            run_dynamic(
+                result,
+                where,
+                replace(
+                    run, sanitizer=sanitizer, sanitize_all=sanitize_all, large=large, bench=bench
+                ),
+            )
     if diff:
         _report_diff(result, output)
         _exit_on_crashes(result)
@@ -339,21 +365,6 @@ def check(
     _exit_on_crashes(result)
     failing = any(_SEVERITY_RANK[f.severity.value] <= threshold for f in result.findings)
     sys.exit(1 if failing and not exit_zero else 0)
-
-
-def _cache_dir(option: Path | None, config: Config | None, isolated: bool) -> Path:
-    """The option, else TRITON_LINT_CACHE_DIR, else `cache-dir` of the explicit or the
-    working directory's configuration (relative to its file), else the project root's."""
-    if option is not None:
-        return option
-    environment = os.environ.get("TRITON_LINT_CACHE_DIR")
-    if environment:
-        return Path(environment)
-    if config is None:
-        config = Config(root=Path.cwd()) if isolated else config_for_directory(Path.cwd().resolve())
-    if config.cache_dir is not None:
-        return config.root / config.cache_dir
-    return config.root / DEFAULT_CACHE_DIR
 
 
 #: Severities from the worst: `--fail-on warning` fails on ranks 0 and 1.

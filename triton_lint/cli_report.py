@@ -85,21 +85,12 @@ def report(
 
 def _plot(report: DynamicReport, output: Path | None) -> None:
     """A Markdown report written to a file gets the timings' plot beside it."""
-    from triton_lint.reporters.perf_plot import PLOT_EXTRA_NOTE, plot_path, write_plot
+    from triton_lint.reporters.perf_plot import attach_plot
 
-    if output is None:
-        hint = "Write the report to a file (`-o report.md`) for a plot of these timings."
-    else:
-        path = plot_path(output)
-        try:
-            written = write_plot(report.performance, path)
-        except OSError as error:
-            raise LintUsageError(f"cannot write {path}: {error.strerror or error}") from error
-        if written:
-            report.performance_plot = path.name
-            return
-        hint = PLOT_EXTRA_NOTE
-    report.performance_note = " ".join(filter(None, [report.performance_note, hint]))
+    try:
+        attach_plot(report, output)
+    except OSError as error:
+        raise LintUsageError(f"cannot write {error.filename}: {error.strerror or error}") from error
 
 
 def emit(text: str, output: Path | None) -> None:

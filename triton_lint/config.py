@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -9,6 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from triton_lint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from triton_lint.selection import SelectionError, expand
 
 if sys.version_info >= (3, 11):
@@ -29,6 +31,7 @@ _KEYS = {
     "fail-on",
     "cache-dir",
     "output-format",
+    "arch",
 }
 #: `device`: where `--dynamic` runs stress cases (the `--device` option overrides it).
 DEVICES = ("auto", "cuda", "interpreter")
@@ -81,6 +84,8 @@ class Config:
     fail_on: str | None = None
     cache_dir: str | None = None  # relative to `root`
     output_format: str | None = None
+    #: `arch`: the architectures `--compile-only` compiles for (the `--arch` option overrides it).
+    arch: tuple[str, ...] | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -142,8 +147,18 @@ def parse_table(table: dict[str, Any], source: Path) -> Config:
     cache_dir = table.get("cache-dir")
     if cache_dir is not None and (not isinstance(cache_dir, str) or not cache_dir.strip()):
         raise ConfigError(f"{source}: `cache-dir` must be a directory path")
+    arch = table.get("arch")
+    if isinstance(arch, str):
+        arch = [a for a in arch.split(",") if a.strip()]
+    if arch is not None and (
+        not isinstance(arch, list) or not all(isinstance(a, str) for a in arch)
+    ):
+        raise ConfigError(
+            f'{source}: `arch` must be a list of architectures such as ["sm_80", "sm_90"]'
+        )
     return Config(
         root=source.parent,
+        arch=tuple(a.strip() for a in arch) if arch is not None else None,
         cache_dir=cache_dir,
         device=device,
         fail_on=fail_on,
@@ -208,3 +223,18 @@ def find_config(directory: Path) -> Config:
             if table is not None:
                 return parse_table(table, candidate)
     return Config(root=Path.cwd())
+
+
+def cache_dir_for(option: Path | None, config: Config | None, isolated: bool) -> Path:
+    """The option, else TRITON_LINT_CACHE_DIR, else `cache-dir` of the explicit or the
+    working directory's configuration (relative to its file), else the project root's."""
+    if option is not None:
+        return option
+    environment = os.environ.get("TRITON_LINT_CACHE_DIR")
+    if environment:
+        return Path(environment)
+    if config is None:
+        config = Config(root=Path.cwd()) if isolated else config_for_directory(Path.cwd().resolve())
+    if config.cache_dir is not None:
+        return config.root / config.cache_dir
+    return config.root / DEFAULT_CACHE_DIR

@@ -13,7 +13,6 @@ GPU fault that leaves the CUDA context unusable the child emits the case's findi
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -31,6 +30,7 @@ import numpy as np  # noqa: E402
 from triton_lint import stress  # noqa: E402
 from triton_lint.dynamic.backend import StickyError  # noqa: E402
 from triton_lint.dynamic.case_runner import CaseRunner, runner_failure  # noqa: E402
+from triton_lint.dynamic.cases import import_user_module  # noqa: E402
 
 
 def make_backend(device: str, redzones: bool, device_log: str | None) -> Any:
@@ -43,18 +43,6 @@ def make_backend(device: str, redzones: bool, device_log: str | None) -> Any:
     from triton_lint.dynamic.interpreter_backend import InterpreterBackend
 
     return InterpreterBackend()
-
-
-def _import(path: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
-    name = "_tl_stress_" + os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         backend = None if ns.bench else make_backend(ns.device, not ns.no_redzones, ns.device_log)
-        _import(path)
+        import_user_module(path)
     except BaseException as e:
         tb = traceback.extract_tb(e.__traceback__)
         line = next(
