@@ -104,6 +104,17 @@ def test_tl207_severity_follows_the_target():
     assert on_39 == {(9, "warning")}
 
 
+def test_tl207_names_the_operator_triton_deprecates():
+    """Compiled Triton 3.9 deprecates `and`/`or` on blocks; `not` compiles elementwise, so
+    its message names the interpreter, not a deprecation."""
+    text = (FIXTURES / "TL207" / "bad_mask_and.py").read_text()
+    found = {f.line: f.message for f in _run("TL207", text, "3.9")}
+    assert sorted(found) == [9, 11, 12]
+    assert "deprecates `and`/`or`" in found[9] and "deprecates `and`/`or`" in found[11]
+    assert "deprecat" not in found[12]
+    assert "compiled Triton applies it elementwise" in found[12] and "`~`" in found[12]
+
+
 def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
     text = (FIXTURES / "TL209" / "bad_grids.py").read_text()
     found = {
