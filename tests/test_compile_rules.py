@@ -175,3 +175,29 @@ def test_tl203_ranks_per_call_sizes_above_hyperparameters():
         ("eps", "info"),
     ]
     assert "`unused_scale` (never used)" in found[1].message
+
+
+def test_tl104_warns_only_with_evidence_and_says_which():
+    """A whole-tensor product is a warning only with evidence that workloads reach 2**31
+    elements, named in the message; router logits of a few hundred experts are info."""
+    text = (FIXTURES / "TL104" / "bad_evidence_tiers.py").read_text()
+    findings = _run("TL104", text, "3.9")
+    messages = {f.line: f.message for f in findings}
+    found = {
+        f.line: (f.severity.value, f.message.split("(evidence: ")[-1].split(")")[0])
+        for f in findings
+    }
+    assert found == {
+        21: ("warning", "a general GEMM: M, N and K are whatever the caller multiplies"),
+        43: (
+            "warning",
+            "a row index times a row stride of `x`, a full `hidden_size` row per token: batch "
+            "x sequence rows of it pass 2**31",
+        ),
+        59: ("info", found[59][1]),
+        82: ("warning", "kernel `state_update` of this file already widens the same product"),
+    }
+    assert "(info: it spans a whole tensor, but nothing in this file shows" in messages[59]
+    aten = (FIXTURES / "TL104" / "bad_aten_override.py").read_text()
+    (finding,) = _run("TL104", aten, "3.9")
+    assert finding.severity.value == "warning" and "backs an aten operator" in finding.message
