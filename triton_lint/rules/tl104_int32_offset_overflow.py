@@ -103,11 +103,11 @@ import triton.language as tl
 
 
 @triton.jit
-def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
+def rownorm(x_ptr, y_ptr, stride, hidden_size, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)  # <- TL104
-    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < hidden_size, other=0.0)  # <- TL104
+    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < hidden_size)
 
 
 def launch(x: torch.Tensor, y: torch.Tensor) -> None:
@@ -120,11 +120,11 @@ import triton.language as tl
 
 
 @triton.jit
-def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
+def rownorm(x_ptr, y_ptr, stride, hidden_size, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)
-    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < hidden_size, other=0.0)
+    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < hidden_size)
 
 
 def launch(x: torch.Tensor, y: torch.Tensor) -> None:
