@@ -668,6 +668,17 @@ UNIFORM_ROUNDS = {
         "earlier rounds, which they keep",
         None,
     ),
+    "20": (
+        "`--uniform 80 --seed 33`: every default rule's error/warning findings outside "
+        "vendor-fork directories (the volume figure's population), after issue 33's local "
+        "misread fixes and TL104's evidence tiers; seed written down before the draw was read",
+        None,
+    ),
+    "21": (
+        "`--uniform 30 --only TL104 --seed 331`: TL104's evidence-backed warning tier alone, "
+        "outside vendor forks, same run as round 20",
+        None,
+    ),
 }
 
 

@@ -196,7 +196,10 @@ def test_tl104_warns_only_with_evidence_and_says_which():
         ),
         59: ("info", found[59][1]),
         82: ("warning", "kernel `state_update` of this file already widens the same product"),
+        97: ("warning", "a row index times the row stride of `logits`, a vocabulary row per token"),
+        112: ("info", found[112][1]),
     }
+    assert "(info: it spans a whole tensor, but nothing in this file shows" in messages[112]
     assert "(info: it spans a whole tensor, but nothing in this file shows" in messages[59]
     aten = (FIXTURES / "TL104" / "bad_aten_override.py").read_text()
     (finding,) = _run("TL104", aten, "3.9")

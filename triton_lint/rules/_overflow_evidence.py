@@ -26,17 +26,17 @@ from triton_lint.model.tree import iter_nodes
 _ATEN = re.compile(r"torch\.ops\.aten|aten::|\baten\.\w+\.|debug\(\s*[\"']GEMS[ _]")
 #: Tensors whose rows are a vocabulary (logits), unless they are routing scores.
 _LOGITS = re.compile(r"logits?", re.IGNORECASE)
-#: Words of a tensor or file name that say its rows are per request or per expert: routing
-#: scores, sampling and speculative-decoding state (a decode batch of rows, not a sequence).
-_ROUTING = re.compile(
-    r"router|routing|gate|gating|expert|score|topk|draft|spec|sampl|reject|candidate|bitmask|"
-    r"correct|bonus|accept",
-    re.IGNORECASE,
-)
+#: Words of a tensor or file name that say its rows are routing scores (a few hundred
+#: experts per token), not a vocabulary or hidden row.
+_ROUTING = re.compile(r"router|routing|gate|gating|expert|score", re.IGNORECASE)
+#: Words of a tensor name that say its rows are per-request sampling or speculative-decoding
+#: state (draft tokens, candidates, bitmasks): a decode batch of short rows, whatever width
+#: parameter the kernel also takes.
+_PER_REQUEST = re.compile(r"draft|candidate|bitmask|correct|bonus|accept|topk|argmax", re.I)
 #: Kernel parameters that size a full activation row (hidden, vocab, intermediate).
 _ROW_WIDTH = re.compile(
     r"^(hidden(_size|_dim)?|vocab(_size)?|n_?vocab|intermediate(_size)?|n_cols|d_model|"
-    r"embed(_dim)?|hidden_states?_dim)$",
+    r"embed(_dim)?|hidden_states?_dim|(y_)?num_columns|ncols)$",
     re.IGNORECASE,
 )
 #: Grid sizes that are a core or multiprocessor count (a persistent launch).
@@ -54,14 +54,16 @@ def warning_evidence(
     params = {p.name for p in kernel.params}
     if {"M", "N", "K"} <= params and any(True for _ in kernel.calls_to("dot")):
         return "a general GEMM: M, N and K are whatever the caller multiplies"
+    if not rows:
+        return None  # a head or batch index (grid axis 1/2), or a loaded id: host-decided
     twin = _widened_twin(kernel, size)
     if twin is not None:
         return f"kernel `{twin}` of this file already widens the same product"
-    if _ROUTING.search("/".join(kernel.module.path.replace("\\", "/").split("/")[-2:])):
-        return None  # a sampler's or router's rows: a decode batch, not a sequence
-    if rows and strides and all(s.axis in (0, -2) for s in strides):
+    if _ROUTING.search(kernel.module.path.replace("\\", "/").rsplit("/", 1)[-1]):
+        return None  # a router's rows: a few hundred experts per token
+    if strides and all(s.axis in (0, -2) for s in strides):
         names = [s.tensor.rsplit(".", 1)[-1] for s in strides]
-        if any(_ROUTING.search(n) for n in names):
+        if any(_ROUTING.search(n) or _PER_REQUEST.search(n) for n in names):
             return None
         if all(_LOGITS.search(n) for n in names):
             return f"a row index times the row stride of `{names[0]}`, a vocabulary row per token"
@@ -127,6 +129,8 @@ def one_dimensional(stride: Stride) -> bool:
     dimension (``out = torch.empty(steps)``): its stride is 1, not a row of anything."""
     if stride.axis not in (0, -1):
         return False
+    if re.fullmatch(r"(vec|vector)\d*", stride.tensor.rsplit(".", 1)[-1], re.IGNORECASE):
+        return True  # `vec1.stride(0)` of `addr`/`ger`: a vector's element step
     value = stride.site.host_definitions.get(stride.tensor)
     if not isinstance(value, cst.Call):
         return False

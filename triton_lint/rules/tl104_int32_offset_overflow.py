@@ -172,7 +172,9 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
                     order(p.node),
                 )
             )
-            yield self._report(kernel, products[0], sources, products[1:], rows)
+            inside = {id(n) for n in iter_nodes(products[0].node)}
+            others = [p for p in products[1:] if id(p.node) not in inside]  # not `i * K` of it
+            yield self._report(kernel, products[0], sources, others, rows)
 
     def _addresses(self, kernel: Kernel) -> Iterator[cst.BaseExpression]:
         for access in kernel.accesses:
