@@ -22,8 +22,10 @@ from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.tree import iter_nodes
 
-#: Host text that says a file overrides aten operators: the tensors are any the user passes.
-_ATEN = re.compile(r"torch\.ops\.aten|aten::|\baten\.\w+\.|debug\(\s*[\"']GEMS[ _]")
+#: Host text that says a file registers aten operator overrides (a `Library("aten", ...)`,
+#: an `impl("aten::...")`, or FlagGems' per-op dispatch log): the tensors are any the user
+#: passes. Calling an aten op (`torch.ops.aten.mm`) is no such evidence.
+_ATEN = re.compile(r"""Library\(\s*["']aten["']|impl\(\s*["']aten::|debug\(\s*["']GEMS[ _]""")
 #: Tensors whose rows are a vocabulary (logits), unless they are routing scores.
 _LOGITS = re.compile(r"logits?", re.IGNORECASE)
 #: Words of a tensor or file name that say its rows are routing scores (a few hundred
@@ -65,7 +67,8 @@ def warning_evidence(
         names = [s.tensor.rsplit(".", 1)[-1] for s in strides]
         if any(_ROUTING.search(n) or _PER_REQUEST.search(n) for n in names):
             return None
-        if all(_LOGITS.search(n) for n in names):
+        vocab = any("vocab" in p.lower() for p in params)
+        if vocab and all(_LOGITS.search(n) for n in names):
             return f"a row index times the row stride of `{names[0]}`, a vocabulary row per token"
         width = next((p for p in params if _ROW_WIDTH.match(p)), None)
         if width is not None:
