@@ -104,6 +104,17 @@ def test_tl207_severity_follows_the_target():
     assert on_39 == {(9, "warning")}
 
 
+def test_tl207_names_the_operator_triton_deprecates():
+    """Compiled Triton 3.9 deprecates `and`/`or` on blocks; `not` compiles elementwise, so
+    its message names the interpreter, not a deprecation."""
+    text = (FIXTURES / "TL207" / "bad_mask_and.py").read_text()
+    found = {f.line: f.message for f in _run("TL207", text, "3.9")}
+    assert sorted(found) == [9, 11, 12]
+    assert "deprecates `and`/`or`" in found[9] and "deprecates `and`/`or`" in found[11]
+    assert "deprecat" not in found[12]
+    assert "compiled Triton applies it elementwise" in found[12] and "`~`" in found[12]
+
+
 def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
     text = (FIXTURES / "TL209" / "bad_grids.py").read_text()
     found = {
@@ -164,3 +175,32 @@ def test_tl203_ranks_per_call_sizes_above_hyperparameters():
         ("eps", "info"),
     ]
     assert "`unused_scale` (never used)" in found[1].message
+
+
+def test_tl104_warns_only_with_evidence_and_says_which():
+    """A whole-tensor product is a warning only with evidence that workloads reach 2**31
+    elements, named in the message; router logits of a few hundred experts are info."""
+    text = (FIXTURES / "TL104" / "bad_evidence_tiers.py").read_text()
+    findings = _run("TL104", text, "3.9")
+    messages = {f.line: f.message for f in findings}
+    found = {
+        f.line: (f.severity.value, f.message.split("(evidence: ")[-1].split(")")[0])
+        for f in findings
+    }
+    assert found == {
+        21: ("warning", "a general GEMM: M, N and K are whatever the caller multiplies"),
+        43: (
+            "warning",
+            "a row index times a row stride of `x`, a full `hidden_size` row per token: batch "
+            "x sequence rows of it pass 2**31",
+        ),
+        59: ("info", found[59][1]),
+        82: ("warning", "kernel `state_update` of this file already widens the same product"),
+        97: ("warning", "a row index times the row stride of `logits`, a vocabulary row per token"),
+        112: ("info", found[112][1]),
+    }
+    assert "(info: it spans a whole tensor, but nothing in this file shows" in messages[112]
+    assert "(info: it spans a whole tensor, but nothing in this file shows" in messages[59]
+    aten = (FIXTURES / "TL104" / "bad_aten_override.py").read_text()
+    (finding,) = _run("TL104", aten, "3.9")
+    assert finding.severity.value == "warning" and "backs an aten operator" in finding.message

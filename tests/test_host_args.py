@@ -83,7 +83,8 @@ def test_tl104_reports_the_outermost_product_and_names_the_launch():
     [finding] = lint_text("k.py", text, [rules_by_code()["TL104"]]).findings
     assert finding.line == 10
     assert "(`out.stride(0)` at the launch on line 14)" in finding.message
-    assert "(1 more product of this index)" in finding.message
+    assert "(1 more product of this index: related locations)" in finding.message
+    assert [r.span.line for r in finding.related] == [9]
 
 
 def test_tl104_skips_products_with_an_inner_stride_only():
@@ -178,13 +179,18 @@ def test_strides_assigned_in_both_arms_of_a_host_if():
     assert codes == [(12, "rows[:, None] * C")]  # the inner-stride product is not reported
 
 
-def test_tl104_warns_on_whole_tensor_products_and_ranks_the_rest_info():
+def test_tl104_ranks_whole_tensor_products_without_evidence_info_and_says_why():
     path = Path(__file__).resolve().parent.parent / "fixtures" / "TL104" / "bad_risk_tiers.py"
     found = lint_text(str(path), path.read_text(), [rules_by_code()["TL104"]]).findings
     why = [(f.line, f.severity.value, re.findall(r"\(info: ([^)]*)\)", f.message)) for f in found]
+    whole = [
+        "it spans a whole tensor, but nothing in this file shows workloads that reach 2**31 "
+        "elements: no aten operator, general GEMM, full hidden or vocabulary row per token, or "
+        "widened twin"
+    ]
     assert why == [
-        (16, "warning", []),  # an axis-0 row times x.stride(0)
-        (24, "warning", []),  # pid * N * K
+        (16, "info", whole),  # an axis-0 row times x.stride(0), without evidence
+        (24, "info", whole),  # pid * N * K, without evidence
         (31, "info", ["a grid axis 1 index, a head or batch of at most 65535"]),
         (
             39,

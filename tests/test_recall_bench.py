@@ -53,12 +53,19 @@ def test_fixed_lines_and_fixed_kernel_are_judged_apart(tmp_path, monkeypatch):
     """A finding left on a line the fix changed means the linter rejects the fix; one on a
     line the fix did not touch only keeps the kernel from being clean."""
     recall = _recall()
-    load = "    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)  # <- TL104"
+    load = (
+        "    x = tl.load(x_ptr + row * stride + cols, mask=cols < hidden_size, other=0.0)"
+        "  # <- TL104"
+    )
     assert load in BUGGY
     relabelled = BUGGY.replace(load, load.replace("other=0.0", "other=0.0,"))
-    store = "    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)"
+    store = (
+        "    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < hidden_size)"
+    )
     assert store in BUGGY
-    elsewhere = BUGGY.replace(store, store.replace("mask=cols < n)", "mask=(cols < n))"))
+    elsewhere = BUGGY.replace(
+        store, store.replace("mask=cols < hidden_size)", "mask=(cols < hidden_size))")
+    )
     case = recall.Case("pkg", "1.0", "1.1", "pkg/ops.py", "rownorm", "TL104", "o/r#1", "bug")
     _releases(recall, monkeypatch, {"1.0": BUGGY, "1.1": relabelled})
     on_line = recall.evaluate(case, tmp_path)

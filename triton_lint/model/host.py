@@ -209,8 +209,9 @@ def _unpack(
             for position, element in enumerate(target.elements):
                 starred = starred or isinstance(element, cst.StarredElement)
                 pairs.append((element.value, value if starred else _element(value, position)))
-            if _names_only_the_last(elements):
-                # ``_, _, L = x.shape`` asks for the last dimension, as ``x.shape[-1]`` does
+            if _names_only_the_last(elements) or _names_four_dimensions(target, value):
+                # ``_, _, L = x.shape`` asks for the last dimension, as ``x.shape[-1]`` does,
+                # and so does the last of ``B, T, H, S = g.shape`` (a feature size)
                 pairs[-1] = (elements[-1], _element(value, -1))
         for element, source in pairs:
             yield from _unpack(element, source)
@@ -247,6 +248,17 @@ def _names_only_the_last(elements: list[cst.BaseExpression]) -> bool:
     """``_, _, L``: every target but the last is discarded."""
     return len(elements) > 1 and all(
         isinstance(el, cst.Name) and el.value == "_" for el in elements[:-1]
+    )
+
+
+def _names_four_dimensions(target: cst.Tuple | cst.List, value: cst.BaseExpression) -> bool:
+    """``B, T, H, S = g.shape``: a shape of four or more dimensions unpacked whole, whose last
+    is a feature size (head or state dimension); in ``B, T = x.shape`` the last may be a
+    length."""
+    return (
+        len(target.elements) >= 4
+        and not any(isinstance(el, cst.StarredElement) for el in target.elements)
+        and (is_shape(value) or (is_size_call(value) and not value.args))
     )
 
 

@@ -55,6 +55,9 @@ class MaskBound:
     #: texts of the program shifts of the compared lanes (``pid_n * BLOCK_N``): the tile
     #: coordinate the mask bounds
     shifts: frozenset[str] = frozenset()
+    #: loop variables that shift the compared lanes (``i + r < N`` in ``for i in range(0, N,
+    #: B)``): the mask bounds those shifted lanes, not ``r`` alone
+    loop_shifts: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,7 @@ class LaneBounds:
         aranges: dict[int, cst.Call] = {}
         limits: set[str] = set()
         shifts: set[str] = set()
+        loops: set[str] = set()
         for node in self.dependencies.closure(access.mask, values_only=True):
             if isinstance(node, cst.Comparison):
                 for lanes, bound in self._upper_bounds(node):
@@ -197,10 +201,18 @@ class LaneBounds:
                         aranges.update((id(call), call) for call in found)
                         limits |= names
                         shifts |= self._program_shifts(lanes)
+                        loops |= _loop_variables(self.kernel, lanes)
         if not aranges:
             return None
         keys = frozenset(self.lane_key(call) for call in aranges.values())
-        return MaskBound(access, frozenset(aranges), keys, frozenset(limits), frozenset(shifts))
+        return MaskBound(
+            access,
+            frozenset(aranges),
+            keys,
+            frozenset(limits),
+            frozenset(shifts),
+            frozenset(loops),
+        )
 
     def _program_shifts(self, expr: cst.BaseExpression) -> set[str]:
         """Texts of the program-dependent products ``expr`` is computed from (``pid_n *
@@ -259,6 +271,10 @@ class LaneBounds:
                 continue
             if self._next_block(access, bound, aranges):
                 continue
+            if bound.loop_shifts and not bound.loop_shifts & _loop_variables(
+                self.kernel, access.pointer
+            ):
+                continue  # `i + r < N` bounds lanes the loop shifts; `access` stores `r`
             assert bound.access.mask is not None
             return Evidence(bound.access, f"mask={self.display(bound.access.mask)}")
         return None
@@ -360,3 +376,13 @@ class LaneBounds:
             isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.FloorDivide)
             for node in self.dependencies.closure(expr, values_only=True)
         )
+
+
+def _loop_variables(kernel: Kernel, expr: cst.BaseExpression) -> set[str]:
+    """Names of the ``for`` loop variables ``expr`` is computed from."""
+    return {
+        node.value
+        for node in kernel.facts(Dependencies).closure(expr, values_only=True)
+        if isinstance(node, cst.Name)
+        and any(d.kind == "for" for d in kernel.definitions.get(node.value, []))
+    }

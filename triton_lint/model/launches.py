@@ -31,9 +31,10 @@ def find_launches(model: ModuleModel) -> None:
 
 
 def _statements_mentioning_launches(model: ModuleModel) -> list[cst.CSTNode]:
-    """Top-level statements whose lines contain ``kernel_name[``: the only ones worth visiting."""
+    """Top-level statements whose lines contain ``kernel_name[`` (or ``kernel_name)[``, of
+    ``wrap_triton(kernel_name)[grid]``): the only ones worth visiting."""
     names = "|".join(re.escape(name) for name in model.kernels_by_name)
-    pattern = re.compile(rf"\b(?:{names})\s*\[")
+    pattern = re.compile(rf"\b(?:{names})\s*\)?\s*\[")
     lines = {model.text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(model.text)}
     if not lines:
         return []

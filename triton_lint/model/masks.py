@@ -9,6 +9,7 @@ import libcst as cst
 from triton_lint.model.calls import is_load, is_loop_header, tl_short
 from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.host_tests import HostDivisibility
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import TL
 from triton_lint.model.provenance import Prov, Provenance
@@ -84,13 +85,15 @@ class Masks:
         """``base + tl.arange(0, 1) < N`` where ``for base in range(0, N, BLOCK)``: a tile of
         one lane at a loop index, compared with the loop's own bound, never fails (the last
         tile of a one-lane tile is never partial). Kunlunxin kernels fix such tiles to 1
-        with ``@triton.heuristics``."""
+        with ``@triton.heuristics``. Also `_whole_tiles`."""
         if not (
             isinstance(node, cst.Comparison)
             and len(node.comparisons) == 1
             and isinstance(node.comparisons[0].operator, cst.LessThan)
         ):
             return False
+        if self._whole_tiles(node.left, node.comparisons[0].comparator):
+            return True
         bound = self.kernel.code(node.comparisons[0].comparator)
         loops = 0
         for term in self._added_terms(node.left, depth=4):
@@ -101,6 +104,59 @@ class Masks:
                 continue
             return False
         return loops == 1
+
+    def _whole_tiles(self, lanes: cst.BaseExpression, bound: cst.BaseExpression) -> bool:
+        """``pid * BLOCK + tl.arange(0, BLOCK) < M`` (or a loop index stepping by ``BLOCK``
+        from 0) where every launch asserts ``M % BLOCK == 0`` on the host for the values it
+        passes: a tile never straddles ``M``."""
+        if not (isinstance(bound, cst.Name) and bound.value in self.kernel.params_by_name):
+            return False
+        tiles = [t for t in self._added_terms(lanes, depth=4) if self._tile_lanes(t)]
+        if len(tiles) != 1:
+            return False
+        tile = self._tile_lanes(tiles[0])
+        assert tile is not None
+        for term in self._added_terms(lanes, depth=4):
+            if term is not tiles[0] and not self._multiple_of(term, tile):
+                return False
+        return self.kernel.facts(HostDivisibility).divides(bound.value, tile)
+
+    def _tile_lanes(self, expr: cst.BaseExpression) -> str | None:
+        """The constexpr parameter ``T`` of ``tl.arange(0, T)``."""
+        if not (isinstance(expr, cst.Call) and tl_short(self.kernel, expr) == "arange"):
+            return None
+        args = [a.value for a in expr.args if a.keyword is None]
+        if len(args) != 2 or evaluate(args[0]) != 0 or not isinstance(args[1], cst.Name):
+            return None
+        param = self.kernel.params_by_name.get(args[1].value)
+        return param.name if param is not None and param.is_constexpr else None
+
+    def _multiple_of(self, term: cst.BaseExpression, tile: str, depth: int = 4) -> bool:
+        """``x * tile`` (through names assigned once and casts), or the index of a loop
+        ``range(0, n, tile)``."""
+        if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, cst.Multiply):
+            return tile in (self.kernel.code(term.left), self.kernel.code(term.right))
+        if (
+            isinstance(term, cst.Call)
+            and isinstance(term.func, cst.Attribute)
+            and term.func.attr.value == "to"
+            and depth > 0
+        ):
+            return self._multiple_of(term.func.value, tile, depth - 1)
+        if not isinstance(term, cst.Name) or depth == 0:
+            return False
+        definitions = self.kernel.facts(Reaching).reaching(term)
+        if len(definitions) != 1:
+            return False
+        value = definitions[0].value
+        if definitions[0].kind == "assign" and value is not None:
+            return self._multiple_of(value, tile, depth - 1)
+        if definitions[0].kind != "for" or not isinstance(value, cst.Call):
+            return False
+        if not is_loop_header(value):
+            return False
+        args = [a.value for a in value.args if a.keyword is None]
+        return len(args) == 3 and evaluate(args[0]) == 0 and self.kernel.code(args[2]) == tile
 
     def _added_terms(self, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression]:
         """The summands of ``expr``, through names assigned once and ``[None, :]``."""

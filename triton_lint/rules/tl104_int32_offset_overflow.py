@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from triton_lint.finding import Applicability, Category, Finding, Fix, Severity
+from triton_lint.finding import Applicability, Category, Finding, Fix, RelatedLocation, Severity
 from triton_lint.model.arithmetic import index_sources, is_quotient_by, is_remainder
 from triton_lint.model.calls import cast_dtype, program_id_axis, tl_short
 from triton_lint.model.dependencies import Dependencies
@@ -20,6 +20,11 @@ from triton_lint.model.reaching import Reaching
 from triton_lint.model.structure import Structure
 from triton_lint.model.tree import iter_nodes
 from triton_lint.model.usage import Usage
+from triton_lint.rules._overflow_evidence import (
+    bounded_program_ids,
+    one_dimensional,
+    warning_evidence,
+)
 from triton_lint.rules.base import Rule
 
 _INDEX = Prov.PROGRAM_ID | Prov.LOADED
@@ -63,20 +68,28 @@ defined in one arm of an `if` on a compile-time flag whose other arm defines the
 (`if UPCAST: rm = (...).to(tl.int64) else: rm = ...`: the host picks the int32 arm only when
 the sizes fit).
 
-Findings are ranked by risk, measured by hand-triaging samples of 5,455 production kernels.
-A product that spans a whole tensor is a **warning**: it multiplies two or more sizes
-(`pid * N * K`, `token * H * D`), or it is a program id on grid axis 0 (rows and tokens: the
-only axis that can hold more than 65535 programs) times a row stride that a launch in the
-file passes (`x.stride(0)`, or `x.stride(-2)` of a 2-D view) for a tensor whose name does not
-say it is a lookup table (`block_table`, `*_indices`, `positions`, `scales`, ...). In a
-uniform triage of that tier 68% were true positives. Every other product is **info**: a
-program id on axis 1 or 2 (a head or batch index, at most 65535 strides), a loaded index
-(block and slot ids, often loaded from int64 tables), or a size no launch in the file
-explains. Those overflow only at sizes the host decides and read about 30% true positives,
-yet they hold nearly half of the shipped and later fixed int32 overflows the project's
-recall benchmark catches (paged-cache block ids, FLA's varlen offsets on grid axes 1/2).
-Info findings are reported, so `--select`, noqa comments and `--baseline` work on them as
-usual, and `--fail-on warning` keeps them out of the exit code."""
+Findings are ranked by evidence. A product that spans a whole tensor (it multiplies two or
+more sizes, `pid * N * K`, or it is a program id on grid axis 0 times a row stride a launch in
+the file passes for a tensor whose name does not say it is a lookup table) is a **warning**
+only where the file shows that workloads the kernel is written for pass 2**31 elements, and
+the message names that evidence: the kernel backs a generic op (the file overrides aten
+operators, or the kernel is a general GEMM with `M`, `N`, `K` and `tl.dot`), so its tensors
+can be any size; a row index times the row stride of logits (a vocabulary row per token) or
+of a tensor whose row is a full `hidden_size`/`vocab_size`/`intermediate_size`/`n_cols` row;
+or another kernel of the file already widens a product with the same size. Rows of routers,
+samplers and speculative decoding (`router_logits`, `draft_*`, files named for them) are a
+decode batch, not a sequence, and give no evidence. Every other product is **info**: a whole
+tensor without evidence (router logits of a few hundred experts per token overflow only at
+millions of tokens), a program id on axis 1 or 2 (a head or batch index, at most 65535
+strides), a loaded index (block and slot ids, often loaded from int64 tables), or a size no
+launch in the file explains. Info products hold nearly half of the shipped and later fixed
+int32 overflows the project's recall benchmark catches (paged-cache block ids, FLA's varlen
+offsets on grid axes 1/2). A program id on an axis every launch sizes with a literal or a
+core count (`grid = (num_cores,)`) and no grid-stride loop is not reported, nor the
+`out.stride(0)` of a tensor the launching function allocates with one dimension (it is 1).
+The other products of the same index are related locations of the finding, so a reviewer can
+visit each one the widening fixes. Info findings are reported, so `--select`, noqa comments
+and `--baseline` work on them as usual, and `--fail-on warning` keeps them out of the exit code."""
     fix = """\
 Widen the one index at its source, not every stride: `pid = tl.program_id(0).to(tl.int64)`,
 or `idx = tl.load(idx_ptr + i).to(tl.int64)`. (Widening all strides costs registers and
@@ -90,11 +103,11 @@ import triton.language as tl
 
 
 @triton.jit
-def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
+def rownorm(x_ptr, y_ptr, stride, hidden_size, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)  # <- TL104
-    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < hidden_size, other=0.0)  # <- TL104
+    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < hidden_size)
 
 
 def launch(x: torch.Tensor, y: torch.Tensor) -> None:
@@ -107,11 +120,11 @@ import triton.language as tl
 
 
 @triton.jit
-def rownorm(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
+def rownorm(x_ptr, y_ptr, stride, hidden_size, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=0.0)
-    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < n)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < hidden_size, other=0.0)
+    tl.store(y_ptr + row * stride + cols, x / tl.sum(x, axis=0), mask=cols < hidden_size)
 
 
 def launch(x: torch.Tensor, y: torch.Tensor) -> None:
@@ -159,7 +172,9 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
                     order(p.node),
                 )
             )
-            yield self._report(kernel, products[0], sources, len(products) - 1, rows)
+            inside = {id(n) for n in iter_nodes(products[0].node)}
+            others = [p for p in products[1:] if id(p.node) not in inside]  # not `i * K` of it
+            yield self._report(kernel, products[0], sources, others, rows)
 
     def _addresses(self, kernel: Kernel) -> Iterator[cst.BaseExpression]:
         for access in kernel.accesses:
@@ -203,11 +218,11 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
             if _wide_variant_elsewhere(kernel, index):
                 continue  # `if UPCAST: rm = ....to(tl.int64) else: rm = ...`: chosen by size
             strides = _size_strides(kernel, size)
-            if strides and all(stride.inner for stride in strides):
+            if strides and all(stride.inner or one_dimensional(stride) for stride in strides):
                 continue  # an inner stride: the product stays inside one outermost slice
             sources = index_sources(kernel, index)
-            if not sources:
-                continue
+            if not sources or bounded_program_ids(kernel, index, sources):
+                continue  # `grid = (num_cores,)` without a grid-stride loop: a few programs
             return size, sources, strides
         return None
 
@@ -216,7 +231,7 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
         kernel: Kernel,
         product: _Product,
         sources: list[cst.Call],
-        others: int,
+        others: list[_Product],
         rows: bool,
     ) -> Finding:
         node, size = product.node, product.size
@@ -245,14 +260,33 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
             f"{size_text} in int32 and overflows past 2**31 elements"
         )
         if others:
-            message += f" ({others} more product{'s' if others > 1 else ''} of this index)"
+            message += (
+                f" ({len(others)} more product{'s' if len(others) > 1 else ''} of this index: "
+                "related locations)"
+            )
         severity = Severity.WARNING
-        if not product.spans_tensor(rows):
+        evidence = (
+            warning_evidence(kernel, size, product.strides, rows)
+            if product.spans_tensor(rows)
+            else None
+        )
+        if evidence is not None:
+            message += f" (evidence: {evidence})"
+        else:
             severity = Severity.INFO
-            message += f" (info: {_lower_risk(kernel, product, sources)})"
+            message += f" (info: {_lower_risk(kernel, product, sources, rows)})"
         message += f"; widen the index at its source: `{example}`"
         fix = Fix(Applicability.UNSAFE, "Widen the index to int64 at its source", tuple(edits))
-        return self.finding(kernel, node, message, fix=fix, severity=severity)
+        finding = self.finding(kernel, node, message, fix=fix, severity=severity)
+        finding.related = tuple(
+            RelatedLocation(
+                finding.path,
+                kernel.span(other.node),
+                f"`{code(other.node)}`: another product of this index",
+            )
+            for other in others
+        )
+        return finding
 
 
 @dataclass
@@ -290,8 +324,14 @@ def _row_index(kernel: Kernel, sources: list[cst.Call]) -> bool:
     )
 
 
-def _lower_risk(kernel: Kernel, product: _Product, sources: list[cst.Call]) -> str:
+def _lower_risk(kernel: Kernel, product: _Product, sources: list[cst.Call], row_index: bool) -> str:
     """Why an info-tier product is ranked below a warning, for its message."""
+    if product.spans_tensor(row_index):
+        return (
+            "it spans a whole tensor, but nothing in this file shows workloads that reach "
+            "2**31 elements: no aten operator, general GEMM, full hidden or vocabulary row "
+            "per token, or widened twin"
+        )
     if any(tl_short(kernel, source) != "program_id" for source in sources):
         return "a loaded index: block ids of a large cache overflow, rows of a small table never do"
     axes = sorted({str(program_id_axis(source)) for source in sources} - {"0"})

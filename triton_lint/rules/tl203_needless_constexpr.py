@@ -23,6 +23,7 @@ from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children, iter_nodes
 from triton_lint.model.usage import Usage, is_flag_like, is_per_call_size
+from triton_lint.rules._host_sizes import model_tensor_size, range_asserted
 from triton_lint.rules.base import Rule
 
 #: Float hyperparameters.
@@ -70,36 +71,39 @@ class NeedlessConstexpr(Rule):
     rationale = """\
 Triton compiles one binary per distinct tuple of constexpr values. A parameter annotated
 `tl.constexpr` that is only used as a runtime value (a row count used as a `range` bound, an
-`eps` added to a variance, a scale multiplied into a tensor) buys nothing, but every new value
-compiles the kernel again: a row count that changes with each batch, or a float hyperparameter
-swept in a loop, turns each call into a multi-second compilation. A parameter is needed at
-compile time when it (or local arithmetic on it) is a `tl.arange` bound or tensor shape, a
-`tl.static_range` bound, the test of an `if` or a ternary, a compile-time keyword such as
-`dtype=`, `num_stages=`, `eviction_policy=`, `axis=`, a constexpr parameter of a called jit
-function, or a `tl.static_assert` operand. Parameters set by `@triton.autotune` configs or
-`@triton.heuristics`, boolean switches and parameters every launch in the file passes as a
-literal take a small fixed set of values and are left alone. So are values that change only
-with something that recompiles the kernel anyway: values every launch in the file computes
-from dtype information, from the launch's other constexpr arguments or from module-level
-constants alone (`torch.finfo(x.dtype).max`, a table indexed by a dtype,
-`str(x.dtype).split(".")[-1]`, `224.0 if use_fnuz else 448.0` or `triton.cdiv(NT, MAX_NT)`
-with `use_fnuz`, `NT` and `MAX_NT` also passed as constexprs), values the host asserts equal
-to such a value (`assert HC * HC + 2 * HC == M` with `HC` also passed as a constexpr) and, when
-no launch in the file passes one, a
-`*_MAX`/`*_MIN` parameter whose float default is a narrow type's limit (`448.0` for float8
-e4m3, `127.0` for int8). Only parameters whose values change from call to call are reported
-(per-call sizes such as rows, tokens, batch or `n_elements`, values a launch in the file
-computes from one, such as `math.ceil(n_rows / sm_count)`, and float hyperparameters such as
-`eps`, a scale or a dropout probability), whether the kernel uses them as runtime values or
-never uses them at all. Model dimensions, strides and tile sizes are left alone: they cost
-one compilation per model shape, and constant-folding them usually pays for it. A one-letter
-size (`M`, `L`, `S`) means rows in one kernel and layers or memory slots in another, so where
-launches in the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per
-call, `L=num_layers` or a tensor's last dimension (`s.shape[-1]`, or `_, _, L = s.shape`)
-does not, and a one-letter host name computed from the launching function's parameters is
-read through them (`s = int(num_shared_experts)` is a model size). Any other name is judged
-the same way when every launch passes it a named value: `ROWS=rows_per_request` is a
-speculative config's draft length and `BS=block_size` a block size, not rows or a batch.
+`eps` added to a variance, a scale multiplied into a tensor) buys nothing, but every new
+value compiles the kernel again: a row count that changes with each batch, or a float
+hyperparameter swept in a loop, turns each call into a multi-second compilation. A parameter
+is needed at compile time when it (or local arithmetic on it) is a `tl.arange` bound or
+tensor shape, a `tl.static_range` bound, the test of an `if` or a ternary, a compile-time
+keyword such as `dtype=`, `num_stages=`, `eviction_policy=`, `axis=`, a constexpr parameter
+of a called jit function, or a `tl.static_assert` operand. Parameters set by
+`@triton.autotune` configs or `@triton.heuristics`, boolean switches and parameters every
+launch in the file passes as a literal take a small fixed set of values and are left alone,
+as are values a host test bounds to a few literals where the kernel is launched (`assert 2
+<= m <= 8`). So are values that change only with something that recompiles the kernel
+anyway: values every launch in the file computes from dtype information, from the launch's
+other constexpr arguments or from module-level constants alone (`torch.finfo(x.dtype).max`,
+a table indexed by a dtype, `str(x.dtype).split(".")[-1]`, `224.0 if use_fnuz else 448.0` or
+`triton.cdiv(NT, MAX_NT)` with `use_fnuz`, `NT` and `MAX_NT` also passed as constexprs),
+values the host asserts equal to such a value (`assert HC * HC + 2 * HC == M` with `HC` also
+passed as a constexpr) and, when no launch in the file passes one, a `*_MAX`/`*_MIN`
+parameter whose float default is a narrow type's limit (`448.0` for float8 e4m3, `127.0` for
+int8). Only parameters whose values change from call to call are reported (per-call sizes
+such as rows, tokens, batch or `n_elements`, values a launch in the file computes from one,
+such as `math.ceil(n_rows / sm_count)`, and float hyperparameters such as `eps`, a scale or
+a dropout probability), whether the kernel uses them as runtime values or never uses them at
+all. Model dimensions, strides and tile sizes are left alone: they cost one compilation per
+model shape, and constant-folding them usually pays for it. A one-letter size (`M`, `L`,
+`S`) means rows in one kernel and layers or memory slots in another, so where launches in
+the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per call,
+`L=num_layers` or a tensor's last dimension (`s.shape[-1]`, `_, _, L = s.shape`, or `S` of
+`B, T, H, S = g.shape`) does not, nor does the size of a tensor shaped like a model
+parameter (`empty_like(readout_table).numel()`), and a one-letter host name computed from
+the launching function's parameters is read through them (`s = int(num_shared_experts)` is a
+model size). Any other name is judged the same way when every launch passes it a named
+value: `ROWS=rows_per_request` is a speculative config's draft length and `BS=block_size` a
+block size, not rows or a batch.
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
@@ -237,14 +241,20 @@ def _enumerate(items: list[str]) -> str:
 
 
 def _fixed_values(kernel: Kernel, param: Param) -> bool:
-    """Set by autotune/heuristics, or every launch in the file passes a known constant."""
+    """Set by autotune/heuristics, or every launch in the file passes a known constant or a
+    value a host test bounds to a few values (`range_asserted`)."""
     sources = kernel.value_sources(param.name)
     if any(s.origin in ("autotune", "heuristics") for s in sources):
         return True
     launches = [s for s in sources if s.origin == "launch"]
-    if not launches:
-        return False
-    return all(s.value is not UNKNOWN for s in launches)
+    if launches and all(s.value is not UNKNOWN for s in launches):
+        return True
+    passing = [
+        (site, argument)
+        for site in kernel.launches
+        if (argument := site.bound_arguments(kernel).get(param.name)) is not None
+    ]
+    return bool(passing) and all(range_asserted(kernel, *pair) for pair in passing)
 
 
 def _drop_annotation(kernel: Kernel, param: Param) -> Edit | None:
@@ -276,6 +286,8 @@ def _variation(kernel: Kernel, param: Param) -> Severity | None:
         is_per_call_size(n) for site, argument in passed for n in _host_names(site, argument)
     ):
         return Severity.WARNING
+    if passed and all(model_tensor_size(site, argument) for site, argument in passed):
+        return None  # `dtable.numel()` of `empty_like(readout_table)`: one per model shape
     named = bool(passed) and all(_host_names(site, argument) for site, argument in passed)
     if is_per_call_size(param.name) and not ((len(param.name) == 1 or named) and passed):
         # a one-letter size (`M`, `L`, `S`) names rows in one kernel and memory slots or

@@ -23,14 +23,16 @@ class TensorInBoolOp(Rule):
     summary = "Python `and`/`or`/`not` applied to tensors instead of `&`/`|`/`~`"
     rationale = """\
 `and`, `or` and `not` are Python's short-circuit operators. On tensors Triton rewrites them
-into elementwise `logical_and`/`logical_or`, but only partly: Triton 3.3 rejects chains of more
-than two operands (`a and b and c`), Triton 3.4+ compiles block tensors elementwise with a
-deprecation warning ("Logical operators 'and' and 'or' are deprecated for non-scalar
-tensors"), and the interpreter (`TRITON_INTERPRET=1`) applies Python's `and`, which keeps one
-operand: `mask = (rm[:, None] < M) and (rn[None, :] < N)` becomes one of the two masks, the
-mask loses a dimension and the kernel reads out of bounds. Reported as an error where the
-target Triton rejects the expression, a warning otherwise; operands that are all constexpr,
-and scalar conditions on targets that accept them, are left alone."""
+into elementwise operations, but only partly: Triton 3.3 rejects chains of more than two
+operands (`a and b and c`), Triton 3.4+ compiles `and`/`or` on block tensors elementwise with
+a deprecation warning ("Logical operators 'and' and 'or' are deprecated for non-scalar
+tensors"; `not` calls the tensor's elementwise `__not__`, without a warning), and the
+interpreter (`TRITON_INTERPRET=1`) applies Python's operators: `and` keeps one operand, so
+`mask = (rm[:, None] < M) and (rn[None, :] < N)` becomes one of the two masks, the mask loses
+a dimension and the kernel reads out of bounds; `not mask` is one scalar for the whole block.
+Reported as an error where the target Triton rejects the expression, a warning otherwise;
+operands that are all constexpr, and scalar conditions on targets that accept them, are left
+alone."""
     fix = """\
 Use the elementwise operators and parenthesize the comparisons:
 `mask = (rm[:, None] < M) & (rn[None, :] < N)`; `~mask` for `not mask`."""
@@ -99,13 +101,23 @@ def copy_tile(
                     severity=Severity.ERROR,
                 )
                 continue
-            yield self.finding(
-                kernel,
-                op.node,
-                f"Python `{op.operator}` on a block tensor: deprecated in Triton, and the "
-                "interpreter keeps only one operand (Python semantics); use "
-                f"`{_SYMBOL[op.operator]}` with parenthesized comparisons",
-            )
+            yield self.finding(kernel, op.node, _message(op.operator))
+
+
+def _message(operator: str) -> str:
+    """Compiled Triton deprecates only `and`/`or` on blocks (`not` calls the tensor's
+    `__not__`, elementwise, without a warning); the interpreter breaks all three."""
+    if operator == "not":
+        return (
+            "Python `not` on a block tensor: compiled Triton applies it elementwise, but the "
+            "interpreter (`TRITON_INTERPRET=1`) applies Python's `not` to the whole tensor and "
+            "gives one scalar; use `~`"
+        )
+    return (
+        f"Python `{operator}` on a block tensor: Triton deprecates `and`/`or` on non-scalar "
+        "tensors, and the interpreter keeps only one operand (Python semantics); use "
+        f"`{_SYMBOL[operator]}` with parenthesized comparisons"
+    )
 
 
 def _constexpr(kernel: Kernel, expr) -> bool:

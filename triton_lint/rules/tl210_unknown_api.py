@@ -10,6 +10,7 @@ from triton_lint.api import ApiTable, available_versions, load_table
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import TL
+from triton_lint.model.tree import iter_nodes
 from triton_lint.model.usage import Usage
 from triton_lint.rules.base import Rule
 from triton_lint.target import minor
@@ -69,6 +70,8 @@ def relu_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        if _version_gated(kernel):
+            return  # `if TRITON3: ... else: <the pre-3.0 kernel>`: written for another Triton
         version = kernel.module.target_version
         table = load_table(version)
         aliases = kernel.module.aliases
@@ -139,3 +142,20 @@ def _unknown(text: str, module: str, name: str, version: str) -> str:
         if minor(later) > minor(version) and load_table(later).has_name(module, name):
             return f"`{text}` does not exist in Triton {version} (added in {later})"
     return f"`{text}` does not exist in Triton {version}"
+
+
+def _version_gated(kernel: Kernel) -> bool:
+    """The kernel is defined in an arm of a module-level ``if`` on the installed Triton's
+    version (``if TRITON3:`` with ``TRITON3 = version.parse(triton.__version__) >= ...``):
+    the file picks the definition written for the Triton it runs on."""
+    top = kernel.top
+    if not isinstance(top, cst.If):
+        return False
+    code = kernel.module.module.code_for_node
+    texts = [code(top.test)]
+    for node in iter_nodes(top.test):
+        if isinstance(node, cst.Name) and node.value in kernel.module.globals:
+            value = kernel.module.globals[node.value].value
+            if value is not None:
+                texts.append(code(value))
+    return any("version" in text.lower() for text in texts)

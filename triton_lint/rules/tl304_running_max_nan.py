@@ -104,6 +104,7 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
                     and isinstance(node.operator, cst.Subtract)
                     and self._starts_at_minus_inf(kernel, node.left)
                     and self._is_running_max(kernel, node.right)
+                    and not self._finite_operand(kernel, node.right)
                 ):
                     rescale = node
             for ancestor in kernel.facts(Structure).ancestors(site.node):
@@ -189,6 +190,36 @@ def attn(s_ptr, o_ptr, n, BLOCK: tl.constexpr):
                     if RunningMaxNan._can_be_minus_inf(kernel, arg.value):
                         return True
         return False
+
+    @staticmethod
+    def _finite_operand(kernel: Kernel, expr: cst.BaseExpression) -> bool:
+        """The new max is a ``tl.maximum`` with an operand guarded finite (SGLang's
+        ``row_max_fixed = tl.where(row_max == -inf, -1e20, row_max)``): it is never -inf,
+        so ``m_old - m_new`` is at worst -inf, whose exp is 0."""
+        values: list[cst.BaseExpression] = [expr]
+        if isinstance(expr, cst.Name):
+            values = [v for _, v in kernel.facts(Reaching).definition_values(expr)]
+        for value in values:
+            if not (isinstance(value, cst.Call) and tl_short(kernel, value) == "maximum"):
+                return False
+            guarded = False
+            for arg in value.args:
+                operand = arg.value
+                sources = [operand]
+                if isinstance(operand, cst.Name):
+                    sources = [v for _, v in kernel.facts(Reaching).definition_values(operand)]
+                guarded = guarded or (
+                    bool(sources)
+                    and all(
+                        isinstance(v, cst.Call)
+                        and tl_short(kernel, v) == "where"
+                        and RunningMaxNan._tests_infinity(kernel, v)
+                        for v in sources
+                    )
+                )
+            if not guarded:
+                return False
+        return bool(values)
 
     @staticmethod
     def _can_be_minus_inf(kernel: Kernel, scores: cst.BaseExpression) -> bool:

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
-from triton_lint.model.kernel import Kernel
+from triton_lint.model.host import assignment_before
+from triton_lint.model.kernel import Kernel, LaunchSite
 from triton_lint.model.pointers import dereferenced_params
 from triton_lint.model.tree import iter_nodes
 from triton_lint.model.usage import Usage, is_per_call_size
@@ -99,6 +100,7 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
                 not usage.reads(entry)
                 and not _keying_only(entry)
                 and not _bucket_of_another_argument(kernel, entry)
+                and not _sizes_the_grid(kernel, entry)
             ):
                 yield self.finding(
                     kernel,
@@ -138,11 +140,46 @@ def _bucket_of_another_argument(kernel: Kernel, param: str) -> bool:
     passing = [s for s in kernel.launches if param in s.bound_arguments(kernel)]
     for site in passing:
         bound = site.bound_arguments(kernel)
-        argument = bound[param]
-        if isinstance(argument, cst.Name):
-            argument = site.host_definitions.get(argument.value, argument)
+        argument = _host_value(site, bound[param])
         others = {code(expr) for name, expr in bound.items() if name != param}
         used = {node.value for node in iter_nodes(argument) if isinstance(node, cst.Name)}
         if isinstance(argument, cst.Name) or not used & others:
             return False
     return bool(passing)
+
+
+def _host_value(site: LaunchSite, argument: cst.BaseExpression) -> cst.BaseExpression:
+    """What a launch argument that is a host name holds: its single definition, or the
+    assignment that last runs before the launch (``NB = cdiv(T, 2048)`` in the branch that
+    launches)."""
+    if not isinstance(argument, cst.Name):
+        return argument
+    if argument.value in site.host_definitions:
+        return site.host_definitions[argument.value]
+    if isinstance(site.top, cst.FunctionDef):
+        value = assignment_before(site.top, site.call, argument.value)
+        if value is not None:
+            return value
+    return argument
+
+
+def _sizes_the_grid(kernel: Kernel, param: str) -> bool:
+    """A launch sizes its grid with the value it passes for ``param`` (``grid = lambda
+    meta: (M, cdiv(K, meta["TILE_K"]))`` beside ``M``): the number of programs changes with
+    it, and so does the best config."""
+    code = kernel.module.module.code_for_node
+    for site in kernel.launches:
+        argument = site.bound_arguments(kernel).get(param)
+        if argument is None:
+            continue
+        grid = site.grid_dims or [_host_value(site, site.grid)]
+        texts = {code(n) for dim in grid for n in iter_nodes(dim) if isinstance(n, cst.Name)}
+        texts |= {
+            code(n).strip("\"'")
+            for dim in grid
+            for n in iter_nodes(dim)
+            if isinstance(n, cst.SimpleString)
+        }
+        if code(argument) in texts or param in texts:
+            return True
+    return False

@@ -1,0 +1,144 @@
+"""Host tests that hold where a kernel is launched (`LaunchSite.holding_tests`): divisibility
+of a size by a tile (torchao's blockwise quantizers assert both dimensions divisible by the
+block they launch with, so tiles never run past them), and literal ranges (SGLang's
+``assert 2 <= m <= 8`` leaves a handful of values)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from triton_lint.model.evaluate import evaluate
+from triton_lint.model.host import dimension_axis
+from triton_lint.model.kernel import Kernel, LaunchSite
+
+
+class HostDivisibility:
+    """Which (size, tile) parameter pairs every launch of the kernel asserts divisible."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self._answers: dict[tuple[str, str], bool] = {}
+
+    def divides(self, size: str, tile: str) -> bool:
+        """Every launch of the kernel in this file (at least one) passes values for ``size``
+        and ``tile`` and runs under a host test ``size_value % tile_value == 0`` (an
+        ``assert`` or the ``if`` around the launch; conjuncts of ``and`` count)."""
+        key = (size, tile)
+        if key not in self._answers:
+            sites = self.kernel.launches
+            self._answers[key] = bool(sites) and all(
+                self._asserted(site, size, tile) for site in sites
+            )
+        return self._answers[key]
+
+    def _asserted(self, site: LaunchSite, size: str, tile: str) -> bool:
+        bound = site.bound_arguments(self.kernel)
+        if size not in bound or tile not in bound:
+            return False  # an autotuned tile, or a size the launch does not name
+        sizes = self._texts(site, bound[size])
+        tiles = self._texts(site, bound[tile])
+        for test in site.holding_tests():
+            for left, right in _zero_remainders(test):
+                if self._text(left) in sizes and self._text(right) in tiles:
+                    return True
+        return False
+
+    def _texts(self, site: LaunchSite, argument: cst.BaseExpression) -> set[str]:
+        """What a launch argument goes by on the host: its text, and the value its name is
+        assigned (``M, N = x.size()`` makes ``M`` ``x.size(0)``)."""
+        texts = {self._text(argument)}
+        if isinstance(argument, cst.Name) and argument.value in site.host_definitions:
+            texts.add(self._text(site.host_definitions[argument.value]))
+        return texts
+
+    def _text(self, expr: cst.BaseExpression) -> str:
+        """Source text, with a tensor dimension in one spelling (``x.shape[0]``,
+        ``x.size(0)`` and ``x.size()[0]`` are one value)."""
+        axis = dimension_axis(expr)
+        if isinstance(axis, int):
+            owner = expr.value if isinstance(expr, cst.Subscript) else expr.func
+            assert isinstance(owner, cst.Attribute)
+            return f"{self.kernel.code(owner.value)}.dim[{axis}]"
+        if (
+            isinstance(expr, cst.Subscript)
+            and len(expr.slice) == 1
+            and isinstance(expr.slice[0].slice, cst.Index)
+            and isinstance(expr.value, cst.Call)
+            and isinstance(expr.value.func, cst.Attribute)
+            and expr.value.func.attr.value == "size"
+            and not expr.value.args
+        ):
+            index = evaluate(expr.slice[0].slice.value)
+            if isinstance(index, int):
+                return f"{self.kernel.code(expr.value.func.value)}.dim[{index}]"
+        return self.kernel.code(expr)
+
+
+def _zero_remainders(
+    test: cst.BaseExpression,
+) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """``(a, b)`` for every conjunct ``a % b == 0`` or ``not a % b`` of ``test``."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_zero_remainders(test.left), *_zero_remainders(test.right)]
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        remainder = test.expression
+    elif (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+        and evaluate(test.comparisons[0].comparator) == 0
+    ):
+        remainder = test.left
+    else:
+        return []
+    if isinstance(remainder, cst.BinaryOperation) and isinstance(remainder.operator, cst.Modulo):
+        return [(remainder.left, remainder.right)]
+    return []
+
+
+def literal_range(
+    kernel: Kernel, site: LaunchSite, argument: cst.BaseExpression
+) -> tuple[int, int] | None:
+    """The literal bounds (inclusive) a holding test of ``site`` puts on the host value
+    ``argument`` (``assert 2 <= m <= 8`` gives (2, 8); a size with only an upper bound starts
+    at 0), the narrowest over the tests; None when no test bounds it from above."""
+    text = kernel.code(argument)
+    best: tuple[int, int] | None = None
+    for test in site.holding_tests():
+        low, high = 0, None
+        for left, operator, right in _comparisons(test):
+            for this, other, flipped in ((left, right, False), (right, left, True)):
+                bound = evaluate(other)
+                if kernel.code(this) != text or not isinstance(bound, int):
+                    continue
+                upper = isinstance(operator, cst.LessThan | cst.LessThanEqual) != flipped
+                strict = int(isinstance(operator, cst.LessThan | cst.GreaterThan))
+                if isinstance(operator, cst.Equal):
+                    low, high = bound, bound
+                elif isinstance(
+                    operator,
+                    cst.LessThan | cst.LessThanEqual | cst.GreaterThan | cst.GreaterThanEqual,
+                ):
+                    if upper:
+                        high = bound - strict if high is None else min(high, bound - strict)
+                    else:
+                        low = max(low, bound + strict)
+        if high is not None and (best is None or high - low < best[1] - best[0]):
+            best = (low, high)
+    return best
+
+
+def _comparisons(
+    test: cst.BaseExpression,
+) -> Iterator[tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression]]:
+    """Each ``a op b`` of the conjuncts of ``test``, chains split (``2 <= m <= 8``)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        yield from _comparisons(test.left)
+        yield from _comparisons(test.right)
+    elif isinstance(test, cst.Comparison):
+        left = test.left
+        for target in test.comparisons:
+            yield left, target.operator, target.comparator
+            left = target.comparator

@@ -1,0 +1,73 @@
+"""What host code around a launch says about how many values a size parameter takes: a
+literal range a host test puts on it, or that it is the size of a model parameter."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from triton_lint.model.host import dimension_axis
+from triton_lint.model.host_tests import literal_range
+from triton_lint.model.kernel import Kernel, LaunchSite
+from triton_lint.model.names import dotted_name
+
+#: The most values a host range test may leave a parameter (`assert 2 <= m <= 8`: 7).
+_FEW_VALUES = 16
+
+
+def range_asserted(kernel: Kernel, site: LaunchSite, argument: cst.BaseExpression) -> bool:
+    """The launch runs under a host test that bounds the argument between literals a few
+    values apart (``assert 2 <= m <= 8``, ``if m <= 8:``): a handful of compilations, the
+    author's choice."""
+    bounds = literal_range(kernel, site, argument)
+    return bounds is not None and bounds[1] - bounds[0] + 1 <= _FEW_VALUES
+
+
+#: Host tensors that hold model parameters (a weight, a bias, a learned lookup table), not
+#: per-request tables (`block_table`, `page_table`), whose sizes change with the batch.
+_MODEL_TENSOR = re.compile(r"(^|_)(weight|bias|table|embedding|codebook|lut)s?$", re.IGNORECASE)
+_REQUEST_TABLE = re.compile(r"(block|page|req|token|slot|kv|seq|cache|index)_?tables?$", re.I)
+#: Host calls that build a tensor of another's shape, or view it.
+_SAME_SHAPE = {"empty_like", "zeros_like", "ones_like", "full_like", "contiguous", "float"}
+_SAME_SHAPE |= {"to", "detach", "clone", "half", "bfloat16"}
+
+
+def model_tensor_size(site: LaunchSite, expr: cst.BaseExpression) -> bool:
+    """``x.numel()``, ``x.shape[i]`` or ``x.size(i)`` of a tensor that is, or has the shape
+    of, a model parameter (``dtable = torch.empty_like(readout_table)``): a model size."""
+    if isinstance(expr, cst.Name) and expr.value in site.host_definitions:
+        expr = site.host_definitions[expr.value]
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value == "numel"
+    ):
+        tensor = expr.func.value
+    elif isinstance(dimension_axis(expr), int):
+        owner = expr.value if isinstance(expr, cst.Subscript) else expr.func
+        assert isinstance(owner, cst.Attribute)
+        tensor = owner.value
+    else:
+        return False
+    for _ in range(4):
+        if isinstance(tensor, cst.Name) and tensor.value in site.host_definitions:
+            tensor = site.host_definitions[tensor.value]
+        elif (
+            isinstance(tensor, cst.Call)
+            and (dotted_name(tensor.func) or "").rsplit(".", 1)[-1] in _SAME_SHAPE
+        ):
+            func = tensor.func
+            if isinstance(func, cst.Attribute) and not tensor.args:
+                tensor = func.value  # `x.contiguous()`, `x.float()`
+            elif tensor.args and (dotted_name(tensor.func) or "").endswith("_like"):
+                tensor = tensor.args[0].value
+            elif isinstance(func, cst.Attribute):
+                tensor = func.value  # `x.to(dtype)`
+            else:
+                return False
+        else:
+            break
+    name = dotted_name(tensor) or ""
+    last = name.rsplit(".", 1)[-1]
+    return bool(_MODEL_TENSOR.search(last)) and not _REQUEST_TABLE.search(last)
