@@ -140,27 +140,25 @@ def cost_section() -> str:
     memcheck = json.loads(result)["plain"]
     rows = []
     for n, plain in native["plain"].items():
-        red, mc = native["redzones"][n], memcheck[n]
+        checked, red, mc = native["checked"][n], native["redzones"][n], memcheck[n]
         rows.append(
-            f"| {int(n):,} | {plain:.3f} | {red:.3f} ({red / plain:.0f}x) | "
-            f"{mc:.3f} ({mc / plain:.0f}x) | {mc / red:.2f} |"
+            f"| {int(n):,} | {plain:.3f} | {checked:.3f} ({checked / plain:.1f}x) | "
+            f"{mc:.3f} ({mc / plain:.1f}x) | {mc / checked:.1f} | {red:.3f} |"
         )
     return "\n".join(
         [
             "One call of `vector_add.add_clean`, averaged over 20 calls after a warm-up "
-            "(`python bench/launch_cost.py`). The red-zone call is what the engine pays per "
-            "checked run: inputs copied from the host into guarded buffers, guards filled and "
-            "compared, outputs copied back to the host for the comparison.",
+            "(`python bench/launch_cost.py`). *Checked* is the launch with the bounds checks "
+            "compiled in, the launch's allocation table written before it and the violation "
+            "count read after it (one device sync); *memcheck* the plain launch under "
+            "`compute-sanitizer --tool memcheck`; *whole checked run* what the engine pays per "
+            "run of a combination today (inputs copied from the host into guarded buffers, "
+            "guards filled and compared, outputs copied back).",
             "",
-            "| elements | plain ms | red zones ms | memcheck ms | memcheck / red zones |",
-            "|---:|---:|---:|---:|---:|",
+            "| elements | plain ms | checked ms | memcheck ms | memcheck / checked | "
+            "whole checked run ms |",
+            "|---:|---:|---:|---:|---:|---:|",
             *rows,
-            "",
-            "Per launch, memcheck is cheaper than a red-zone check at both sizes: the check "
-            "generates inputs and compares outputs on the host, so at 2**24 elements it is "
-            "transfer-bound (every tensor crosses PCIe). What red zones save is memcheck's "
-            "per-process cost (its start-up and instrumented compilation, in the wall times "
-            "above), and they see what memcheck cannot (TL902/903/905/906/909/910/911).",
         ]
     )
 

@@ -22,6 +22,7 @@ import torch
 
 from triton_lint.dynamic.autotune_check import AutotuneCheck
 from triton_lint.dynamic.backend import Rerun, RunMode, RunResult, Site, Writer
+from triton_lint.dynamic.bounds import BoundsChecker
 from triton_lint.dynamic.compare import flatten, same
 from triton_lint.dynamic.kernel_source import access_lines, compile_error_frame, python_function
 from triton_lint.dynamic.launches import LaunchRecorder
@@ -91,6 +92,10 @@ class CudaBackend:
         self.redzones = redzones
         self.arena = Arena(self.torch_device)
         self.recorder = LaunchRecorder()
+        #: Compiled-in bounds checks (before the poisoner, which wraps their `tl.load`).
+        self.bounds = BoundsChecker(self.torch_device) if redzones else None
+        if self.bounds is not None:
+            self.recorder.on_launch = self.bounds.on_launch
         self.poisoner = Poisoner()
         #: The file this process's stderr goes to (CUDA prints failed device asserts there).
         self.device_output = device_output
@@ -123,6 +128,8 @@ class CudaBackend:
         self.arena.reset()
         self.recorder.reset_run()
         self.autotune.reset()
+        if self.bounds is not None:
+            self.bounds.reset()
         self.pending = {}
         self._log_pos = self._log_size()
         res = RunResult()
@@ -160,6 +167,8 @@ class CudaBackend:
         # A probe run fills the guards with other bytes on purpose: no write check there.
         checked = self.redzones and mode.guard_fill is None
         res.events = (self.write_events() if checked else []) + list(self.pending.values())
+        if self.bounds is not None:
+            res.events = self.bounds.events(self.arena) + res.events
         return res
 
     def _clear(self) -> None:
@@ -202,7 +211,7 @@ class CudaBackend:
     def read_probe(self, rerun: Rerun, res: RunResult) -> list[dict[str, Any]]:
         """Rerun with other guard bytes: a changed output is an out-of-bounds read; one run per
         buffer (only its guards changed) names the buffer and the loads that can reach it."""
-        if not self.redzones:
+        if not self.redzones or not self.bounds_blind():
             return []
         probe = rerun(RunMode(guard_fill=PROBE))
         if probe.error is not None or same(probe.outputs, res.outputs):
@@ -214,6 +223,11 @@ class CudaBackend:
                 # Named now: the buffer's address belongs to this run's launches.
                 events.append(self._oob_event(self.arena.buffers[i], "load", None, []))
         return _explained(events)
+
+    def bounds_blind(self) -> bool:
+        """Some access of this process's kernels has no compiled-in check (block pointers,
+        tensor descriptors): only the red-zone probe can see its reads."""
+        return self.bounds is None or self.bounds.blind
 
     def masked_load_sites(self, res: RunResult) -> list[Site]:
         """Every masked load without `other=` the compiler met in this run's kernels (or in

@@ -46,6 +46,8 @@ class Poisoner:
                 if site is not None and elt is not None:
                     poisoner.sites[site] = str(elt)
                     other = poisoner.value_for(site, elt)
+                    if other is not None and getattr(orig, "_tl_bounds", False):
+                        kw["_tl_poisoned"] = True  # lanes the bounds check turns off read 0
             return orig(pointer, mask, other, *args, **kw)
 
         core.load = load
