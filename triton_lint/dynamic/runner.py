@@ -15,7 +15,6 @@ GPU; the output order does not depend on it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import pathlib
@@ -33,6 +32,8 @@ from triton_lint.dynamic.cases import case_names, discover
 from triton_lint.dynamic.child_io import child_env, finding_from_dict
 from triton_lint.dynamic.codes import CODES
 from triton_lint.dynamic.devices import INTERPRETER, Device
+from triton_lint.dynamic.sanitize_run import sanitize_file
+from triton_lint.dynamic.warm import WarmChild
 from triton_lint.dynamic_report import DynamicReport, StressCell
 from triton_lint.finding import Finding, Span
 
@@ -88,8 +89,10 @@ def run_file_report(
     on_case: Callable[[str], None] | None = None,
     options: ChildOptions | None = None,
     gpu: int | None = None,
+    child: WarmChild | None = None,
 ) -> tuple[list[Finding], list[StressCell]]:
-    """`run_file`, plus one stress-matrix cell per combination the child executed."""
+    """`run_file`, plus one stress-matrix cell per combination the child executed; with
+    `child`, the cases run in that warm child (started again after it dies)."""
     options = options or ChildOptions()
     if timeout is not None:
         options = replace(options, timeout=timeout)
@@ -104,6 +107,25 @@ def run_file_report(
         while True:
             with tempfile.TemporaryDirectory(prefix="tl-dyn-") as tmp:
                 out = os.path.join(tmp, "events.jsonl")
+                if child is not None:
+                    unit = {"file": real, "out": out, "only": only or [], "skip": skip}
+                    proc, err = child.submit({**unit, "skip_combos": skip_combos})
+                    restart = _watch(
+                        proc,
+                        out,
+                        err,
+                        options.timeout,
+                        display,
+                        path_map,
+                        findings,
+                        seen,
+                        cells,
+                        on_case,
+                    )
+                    if restart is None:
+                        return findings, cells
+                    skip, skip_combos = restart
+                    continue
                 err = os.path.join(tmp, "stderr.txt")
                 cmd = [
                     sys.executable,
@@ -189,8 +211,9 @@ def _watch(
     started = time.monotonic()
     buf = ""
     fault: tuple[int, int] | None = None
+    ended = False  # a warm child finished the unit (and lives on)
     while True:
-        done = proc.poll() is not None
+        done = ended or proc.poll() is not None
         if os.path.exists(out):
             with open(out, encoding="utf-8") as fh:
                 fh.seek(pos)
@@ -225,6 +248,8 @@ def _watch(
                     add_case_findings(ev, path_map, findings, seen)
                     cells.append(_cell(ev["name"], combo, "error", tuple(ev.get("codes") or ())))
                     fault = (ev["index"], int(ev.get("combo_index") or 0) + 1)
+                elif kind == "unit_end":
+                    ended = True
                 elif kind == "import_error":
                     findings.append(
                         _case_failed(
@@ -238,6 +263,7 @@ def _watch(
         if done and not buf.strip():
             # Drain once more above before deciding; a pending event line was read in this pass.
             if fault is not None:
+                proc.wait()
                 return fault
             if current is None:
                 return None
@@ -426,13 +452,17 @@ def _run_units(
     """Run the units on `slots` parallel children (one GPU each); results in unit order."""
     gpus = list(range(device.gpus)) if device.kind == "cuda" else []
     free = list(range(slots))
+    # One warm child per slot (so per GPU): started once, kept across units and files.
+    children = [
+        WarmChild(options, gpus[slot % len(gpus)] if gpus and device.gpus > 1 else None)
+        for slot in range(slots)
+    ]
 
     def work(unit: Unit) -> tuple[list[Finding], list[StressCell]]:
         slot = free.pop()
         try:
-            gpu = gpus[slot % len(gpus)] if gpus and device.gpus > 1 else None
             only = list(unit.only) if unit.only is not None else None
-            return run_file_report(unit.path, only=only, options=options, gpu=gpu)
+            return run_file_report(unit.path, only=only, options=options, child=children[slot])
         finally:
             free.append(slot)
 
@@ -450,46 +480,7 @@ def _run_units(
                     bar.update(1)
         else:
             results = [fut.result() for fut in futures]
+    for child in children:
+        child.close()
     findings = [f for found, _ in results for f in found]
     return findings, [c for _, cells in results for c in cells]
-
-
-def sanitize_file(
-    path: pathlib.Path, cases: list[str], tool: str, timeout: float = DEFAULT_TIMEOUT
-) -> list[Finding]:
-    """Run `cases` of one file once per combination under compute-sanitizer `tool`. A case
-    stops at its first fault: the error records of that combination are its witness, and a fresh
-    child per later combination would cost a sanitizer start-up (seconds) each."""
-    from triton_lint.dynamic import compute_sanitizer as cs
-
-    executable = cs.find_compute_sanitizer()
-    display, real = str(path), os.path.realpath(path)
-    findings: list[Finding] = []
-    with tempfile.TemporaryDirectory(prefix="tl-sanitize-") as tmp:
-        for case in cases:
-            xml_path = os.path.join(tmp, f"{case}.xml")
-            out = os.path.join(tmp, f"{case}.jsonl")
-            cmd = [
-                *cs.command(tool, executable, xml_path),
-                sys.executable,
-                *("-m", "triton_lint.dynamic.child", "--file", real, "--out", out),
-                *("--device", "cuda", "--no-redzones", "--plain", "--only", case),
-            ]
-            env = child_env("cuda", os.path.join(tmp, "cache"))
-            env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                subprocess.run(
-                    cmd,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    stdin=subprocess.DEVNULL,
-                    env=env,
-                    timeout=timeout * 4,
-                )
-            try:
-                with open(xml_path, encoding="utf-8", errors="replace") as fh:
-                    records = cs.parse_records(fh.read())
-            except OSError:
-                records = []
-            findings.extend(cs.findings_from_records(records, tool, case, {real: display}))
-    return findings
