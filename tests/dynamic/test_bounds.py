@@ -66,12 +66,15 @@ def compiled(tmp_path, monkeypatch):
     from triton.compiler import ASTSource
 
     from triton_lint.dynamic.bounds import BoundsChecker
+    from triton_lint.dynamic.poison import Poisoner
 
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "tl_bounds_kernels.py").write_text(KERNELS)
     monkeypatch.syspath_prepend(str(tmp_path))
     module = __import__("tl_bounds_kernels")
     checker = BoundsChecker(torch.device("cpu"))
+    poisoner = Poisoner(torch.device("cpu"))  # wraps the checked load, as in the CUDA backend
+    checker.poisoner = poisoner
 
     def compile_(name: str, signature: dict[str, str], constants: dict[str, int]) -> str:
         src = ASTSource(getattr(module, name), signature, constants)
@@ -80,6 +83,7 @@ def compiled(tmp_path, monkeypatch):
     try:
         yield checker, compile_, module
     finally:
+        poisoner.uninstall()
         checker.uninstall()
 
 
@@ -137,3 +141,22 @@ def test_a_record_names_the_tensor_it_left_and_where_it_landed(compiled) -> None
     assert (ev["arg"], ev["op"], ev["pid"], ev["lane"]) == ("x_ptr", "load", [1, 0, 0], [36])
     assert ev["offsets"] == [(addr - x.data_ptr()) // 4] and ev["lands"] == "inside `y_ptr`"
     assert ev["launch"] == ("/w.py", 9, "<module>")
+
+
+def test_poison_is_a_table_on_the_device_not_a_recompilation(compiled) -> None:
+    torch = pytest.importorskip("torch")
+    checker, compile_, _module = compiled
+    poisoner = checker.poisoner
+    sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+    ttir = compile_("add_unmasked_load", sig, {"BLOCK": 64})
+    compile_("add_unmasked_load", sig, {"BLOCK": 128})  # the same site keeps its slot
+    # Only the masked load without `other=` (line 11) reads a slot of the poison table.
+    assert [(site[1], site[2]) for site in poisoner.sites] == [(11, "add_unmasked_load")]
+    assert [index for index, _elt in poisoner.slots.values()] == [0]
+    assert str(poisoner.table.data_ptr()) in ttir
+    raw = poisoner.values(("inf", None))[:4]
+    assert raw.view(torch.float32).item() == float("inf")
+    assert not poisoner.values(("inf", frozenset({99}))).any()  # another line: left at zero
+    with poisoner.active(("nan", frozenset({11}))):
+        assert poisoner.table[:4].view(torch.float32).isnan().all()
+    assert not poisoner.table.any()

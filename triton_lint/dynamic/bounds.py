@@ -211,6 +211,7 @@ class BoundsChecker:
                 return orig(pointer, mask, other, *a, **kw)
 
             load._tl_bounds = True  # type: ignore[attr-defined]
+            load._tl_original = orig  # type: ignore[attr-defined]
             return load
 
         if name == "atomic_cas":

@@ -5,7 +5,8 @@ guard regions (`redzone`). After each run a changed guard byte is an out-of-boun
 second run with other guard bytes that changes the output is an out-of-bounds read (named per
 buffer by a run that changes only that buffer's guards). The launch recorder names the kernel
 parameter behind a buffer and the kernel source names the accesses that can reach it. Masked-off
-lanes are poisoned at compile time (`poison`). Faults that leave the CUDA context unusable
+lanes read a poison table set per run (`poison`); every access is bounds-checked inside the
+kernel (`bounds`). Faults that leave the CUDA context unusable
 (illegal address, device-side assert) mark the result sticky: the child reports and exits.
 """
 
@@ -96,10 +97,9 @@ class CudaBackend:
         self.bounds = BoundsChecker(self.torch_device) if redzones else None
         if self.bounds is not None:
             self.recorder.on_launch = self.bounds.on_launch
-        self.poisoner = Poisoner()
+        self.poisoner = Poisoner(self.torch_device)
         #: The file this process's stderr goes to (CUDA prints failed device asserts there).
         self.device_output = device_output
-        self.cleared = False
         self._log_pos = 0
         self.pending: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.autotune = AutotuneCheck(
@@ -137,7 +137,7 @@ class CudaBackend:
         if mode.guard_fill is not None:
             self.arena.fill_guards(mode.guard_fill, mode.guard_only)
         try:
-            with self.poisoner.active(mode.poison, self._clear):
+            with self.poisoner.active(mode.poison):
                 if self.redzones:
                     with self.arena.intercept(mode.alt_fill):
                         out = case.fn(*dev_args)
@@ -170,10 +170,6 @@ class CudaBackend:
         if self.bounds is not None:
             res.events = self.bounds.events(self.arena) + res.events
         return res
-
-    def _clear(self) -> None:
-        self.cleared = True
-        self.recorder.clear_compiled()
 
     def _log_size(self) -> int:
         try:
@@ -317,8 +313,7 @@ class CudaBackend:
             if not params:
                 continue
             variants = len({tuple(sorted(map(repr, v.items()))) for v in values})
-            if not self.cleared:
-                variants = max(variants, compiled_variants(kernel))
+            variants = max(variants, compiled_variants(kernel))
             out.append({"kernel": kernel, "params": params, "variants": variants})
         self.recorder.reset_case()
         return out
