@@ -147,7 +147,8 @@ def cli() -> None:
     type=click.IntRange(min=1),
     default=None,
     help="Files linted in parallel (default: one per core) and, with --dynamic, stress-case "
-    "children (default: one per GPU; 1 on the interpreter).",
+    "children (default on a GPU: half the cores, at most 8 per GPU, one per GPU for --large; "
+    "1 on the interpreter).",
 )
 @click.option(
     "--no-cache",

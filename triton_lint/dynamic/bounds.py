@@ -177,7 +177,7 @@ class BoundsChecker:
         self._written = key
         words[0] = len(self.launches)
         self.launches.append(LaunchInfo(kernel, slots, site))
-        self.table.copy_(torch.tensor(words, dtype=torch.int64))
+        self.table.copy_(torch.tensor(words, dtype=torch.int64, device="cpu"))
 
     def events(self, arena: Arena | None) -> list[dict[str, Any]]:
         """TL901 events of the run (`bounds_records.decode`); one device sync when clean."""

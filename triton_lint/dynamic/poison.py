@@ -112,11 +112,11 @@ class Poisoner:
     def values(self, setting: tuple[str, frozenset[int] | None]) -> torch.Tensor:
         """The table's bytes for `setting`."""
         kind, lines = setting
-        data = torch.zeros(MAX_SITES * _SLOT, dtype=torch.uint8)
+        data = torch.zeros(MAX_SITES * _SLOT, dtype=torch.uint8, device="cpu")
         for site, (index, elt) in self.slots.items():
             if lines is not None and site[1] not in lines:
                 continue
-            value = torch.tensor([poison_value(kind, elt)], dtype=_TORCH[str(elt)])
+            value = torch.tensor([poison_value(kind, elt)], dtype=_TORCH[str(elt)], device="cpu")
             raw = value.view(torch.uint8)
             data[index * _SLOT : index * _SLOT + raw.numel()] = raw
         return data

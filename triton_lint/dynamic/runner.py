@@ -413,7 +413,7 @@ def run_paths_report(
     """
     files = discover(paths)
     options = ChildOptions(device.kind, timeout, repeats, redzones)
-    slots = jobs or (device.gpus if device.kind == "cuda" else 1) or 1
+    slots = jobs or default_jobs(device)
     report = DynamicReport(
         device=device.description,
         performance_note=CPU_PERFORMANCE_NOTE if device.kind == "interpreter" else None,
@@ -421,8 +421,9 @@ def run_paths_report(
     findings, cells = _run_units(plan_units(files, slots), options, device, slots, progress)
     report.stress.extend(cells)
     if large:
+        big = jobs or max(device.gpus, 1)  # one child per GPU: each needs the whole card
         more, cells = _run_units(
-            plan_units(files, slots), replace(options, large=True), device, slots, progress
+            plan_units(files, big), replace(options, large=True), device, big, progress
         )
         report.stress.extend(cells)
         known = {(f.code, f.path, f.line, f.properties.get("case")) for f in findings}
@@ -444,6 +445,16 @@ def run_paths_report(
             if chosen:
                 findings.extend(sanitize_file(f, chosen, sanitizer, timeout))
     return sorted(findings, key=Finding.sort_key), report
+
+
+def default_jobs(device: Device) -> int:
+    """Children when `--jobs` is not given: 1 on the interpreter; on a GPU several warm children
+    per card (half the cores, at most 8 per GPU): a native run spends most of its time compiling
+    kernels, which is CPU work, so one child per GPU would leave the other cores idle."""
+    if device.kind != "cuda":
+        return 1
+    gpus = max(device.gpus, 1)
+    return gpus * max(1, min(8, (os.cpu_count() or 2) // (2 * gpus)))
 
 
 def _run_units(
