@@ -95,13 +95,20 @@ def _event(
 ) -> dict[str, Any]:
     meta = unpack_meta(rows[0][0])
     launch = launches[rows[0][5]] if rows[0][5] < len(launches) else None
+
+    def order(r: list[int]) -> tuple[int, ...]:
+        """The interpreter's order: programs x-major, lanes row-major within one."""
+        return (r[1], r[2] >> 32, r[2] & 0xFFFFFFFF, *_lane(r[3], meta["ndim"]))
+
+    # The witness is the first violation in that order, whatever order the GPU ran programs in.
+    rows = sorted(rows, key=order)
     first = rows[0]
     pid = [first[1], first[2] >> 32, first[2] & 0xFFFFFFFF]
     same_program = [r for r in rows if r[1:3] == first[1:3]]
     home = _home_slot(meta["home"], first[4], launch)
     size = meta["size"]
     lo = home.lo if home is not None else 0
-    lane = [(first[3] >> (16 * d)) & 0xFFFF for d in range(meta["ndim"])]
+    lane = _lane(first[3], meta["ndim"])
     path = _path_of(meta["file_tag"], launch)
     lands = _lands(first[4], size, launch, arena, home)
     return {
@@ -136,6 +143,10 @@ def _home_slot(home: Home, addr: int, launch: LaunchInfo | None) -> Slot | None:
         known,
         key=lambda s: 0 if s.lo <= addr < s.hi else min(abs(addr - s.lo), abs(addr - s.hi)),
     )
+
+
+def _lane(packed: int, ndim: int) -> list[int]:
+    return [(packed >> (16 * d)) & 0xFFFF for d in range(ndim)]
 
 
 def _function(launch: LaunchInfo | None) -> str:

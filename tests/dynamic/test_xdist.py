@@ -1,6 +1,7 @@
-"""pytest-xdist over stress cases on a GPU: each worker pins its children to one GPU and the
-findings are those of one process (skipped without a GPU or pytest-xdist). With one GPU the
-two workers share it, which still shows the pinning (GPU = worker mod GPUs)."""
+"""pytest-xdist over stress cases: `-n 2` reports what one process reports; on a GPU each worker
+pins its children to one GPU (worker k: GPU k mod the GPU count). With one GPU the two workers
+share it, which still shows the pinning. Under the interpreter the same run checks the findings
+only."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from importlib.metadata import entry_points
 
 import pytest
 
-torch = pytest.importorskip("torch")
 pytest.importorskip("xdist")
-if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
-    pytest.skip("needs a CUDA GPU (and no TRITON_INTERPRET)", allow_module_level=True)
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
 
 from .test_pytest_plugin import KERNELS  # noqa: E402
 
 pytest_plugins = ["pytester"]
+GPU = os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available()
 
 
 def results(path) -> dict[str, tuple[str, dict[str, str]]]:
@@ -31,9 +32,19 @@ def results(path) -> dict[str, tuple[str, dict[str, str]]]:
     return out
 
 
-def test_two_workers_pin_a_gpu_each_and_report_the_same_findings(pytester) -> None:
-    pytester.makepyfile(stress_a=KERNELS, stress_b=KERNELS.replace("def copy_", "def other_"))
-    args = ["--triton-stress", "--triton-stress-device", "cuda", "-p", "no:cacheprovider"]
+@pytest.mark.parametrize(
+    "device",
+    [
+        "interpreter",
+        pytest.param("cuda", marks=pytest.mark.skipif(not GPU, reason="needs a CUDA GPU")),
+    ],
+)
+def test_two_workers_report_the_same_findings_each_on_its_gpu(pytester, device: str) -> None:
+    other = KERNELS.replace("def copy_clean", "def other_clean")
+    pytester.makepyfile(
+        stress_a=KERNELS, stress_b=other.replace("def copy_unmasked", "def other_unmasked")
+    )
+    args = ["--triton-stress", "--triton-stress-device", device, "-p", "no:cacheprovider"]
     args += ["--dist", "loadfile"]  # a file's cases share one child: keep them on one worker
     if not any(ep.value.startswith("triton_lint") for ep in entry_points(group="pytest11")):
         args += ["-p", "triton_lint.pytest_plugin"]
@@ -43,8 +54,9 @@ def test_two_workers_pin_a_gpu_each_and_report_the_same_findings(pytester) -> No
     assert len(one) == 4
     assert {k: v[0] for k, v in one.items()} == {k: v[0] for k, v in two.items()}
     assert sum("TL901" in text for text, _ in one.values()) == 2  # the two unmasked loads
-    gpus = torch.cuda.device_count()
-    workers = {props["worker"] for _text, props in two.values()}
-    assert workers == {"gw0", "gw1"}
-    for _text, props in two.values():
-        assert int(props["gpu"]) == int(props["worker"].removeprefix("gw")) % gpus
+    if device == "cuda":
+        gpus = torch.cuda.device_count()
+        workers = {props["worker"] for _text, props in two.values()}
+        assert workers == {"gw0", "gw1"}
+        for _text, props in two.values():
+            assert int(props["gpu"]) == int(props["worker"].removeprefix("gw")) % gpus
