@@ -42,7 +42,7 @@ SHARED = [
 ]
 
 
-#: What native runs cannot see, by design (docs/gpu.md, docs/findings.md): tensor descriptors
+#: What native runs cannot see, by design (docs/gpu.md, "What only the interpreter checks"): tensor descriptors
 #: carry no compiled-in bounds check, and a descriptor declared larger than its tensor changes no
 #: output; a device assert aborts the launch before its output can be compared with the
 #: reference.
