@@ -196,6 +196,12 @@ def cli() -> None:
     help="GPU: also run every case at sizes past 2**31 elements where memory allows "
     "(int32 offset overflows become TL910/TL901/TL903 witnesses).",
 )
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="No progress line on stderr during --dynamic (it is shown only on a terminal).",
+)
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -227,6 +233,7 @@ def check(
     no_redzones: bool,
     bench: bool,
     large: bool,
+    quiet: bool,
 ) -> None:
     """Lint PATHS (files or directories, default `.`; `-` reads standard input)."""
     layer = Layer(
@@ -297,6 +304,7 @@ def check(
                 sanitize_all,
                 large,
                 bench,
+                progress=not quiet,
             ),
         )
     if diff:

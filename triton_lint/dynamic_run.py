@@ -23,6 +23,7 @@ class DynamicRun:
     sanitize_all: bool = False
     large: bool = False
     bench: bool = False
+    progress: bool = True  # a progress line on stderr when it is a terminal (off: --quiet)
 
 
 def check_sanitizer(device: Device) -> None:
@@ -44,7 +45,7 @@ def run_dynamic(result: RunResult, paths: list[Path], run: DynamicRun) -> None:
     dynamic_findings, report = run_paths_report(
         paths,
         timeout=run.timeout,
-        progress=True,
+        progress=run.progress,
         device=run.device,
         jobs=run.jobs,
         repeats=run.repeats,

@@ -32,7 +32,9 @@ from triton_lint.dynamic.cases import case_names, discover
 from triton_lint.dynamic.child_io import child_env, finding_from_dict
 from triton_lint.dynamic.codes import CODES
 from triton_lint.dynamic.devices import INTERPRETER, Device
+from triton_lint.dynamic.progress import Progress
 from triton_lint.dynamic.sanitize_run import sanitize_file
+from triton_lint.dynamic.units import Unit, case_count, default_jobs, plan_units
 from triton_lint.dynamic.warm import WarmChild
 from triton_lint.dynamic_report import DynamicReport, StressCell
 from triton_lint.finding import Finding, Span
@@ -90,6 +92,7 @@ def run_file_report(
     options: ChildOptions | None = None,
     gpu: int | None = None,
     child: WarmChild | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[Finding], list[StressCell]]:
     """`run_file`, plus one stress-matrix cell per combination the child executed; with
     `child`, the cases run in that warm child (started again after it dies)."""
@@ -121,6 +124,7 @@ def run_file_report(
                         seen,
                         cells,
                         on_case,
+                        progress,
                     )
                     if restart is None:
                         return findings, cells
@@ -170,6 +174,7 @@ def run_file_report(
                         seen,
                         cells,
                         on_case,
+                        progress,
                     )
             if restart is None:
                 return findings, cells
@@ -201,6 +206,7 @@ def _watch(
     seen: set[Any],
     cells: list[StressCell],
     on_case: Callable[[str], None] | None,
+    progress: Progress | None = None,
 ) -> tuple[int, int] | None:
     """Follow the child's event file; return the (case, combination) to restart from, or
     None when the child finished."""
@@ -233,6 +239,8 @@ def _watch(
                     started = time.monotonic()
                     if on_case is not None:
                         on_case(ev["name"])
+                    if progress is not None:
+                        progress.case_started(display, ev["name"])
                 elif kind == "combo_start":
                     combo = ev
                 elif kind == "combo":
@@ -240,7 +248,10 @@ def _watch(
                     if current is not None:
                         cells.append(_cell(current[1], ev))
                 elif kind == "done":
+                    before = len(findings)
                     add_case_findings(ev, path_map, findings, seen)
+                    if progress is not None:
+                        progress.case_done(len(findings) - before)
                     current = None
                     combo = None
                 elif kind == "fault":
@@ -286,6 +297,8 @@ def _watch(
                 )
             )
             cells.append(_cell(name, combo, "error"))
+            if progress is not None:
+                progress.case_done(1)
             return idx + 1, 0
         if not done and time.monotonic() - started > timeout:
             proc.kill()
@@ -313,6 +326,8 @@ def _watch(
                 )
             )
             cells.append(_cell(name, combo, "timeout"))
+            if progress is not None:
+                progress.case_done(1)
             return idx + 1, 0
         time.sleep(0.05)
 
@@ -359,36 +374,6 @@ def run_paths(
 ) -> list[Finding]:
     """Run every stress case found under `paths`; `timeout` is per case, in seconds."""
     return run_paths_report(paths, timeout=timeout, progress=progress)[0]
-
-
-@dataclass(frozen=True)
-class Unit:
-    """One child's work: a file and the cases to run there (None: all)."""
-
-    path: pathlib.Path
-    only: tuple[str, ...] | None = None
-
-
-def plan_units(files: list[pathlib.Path], jobs: int) -> list[Unit]:
-    """One unit per file; while there are fewer units than jobs, split the largest file's cases
-    in two, so every GPU (or CPU job) gets work."""
-    units: list[tuple[pathlib.Path, list[str]]] = []
-    for f in files:
-        try:
-            names = [n for n, _line in case_names(f.read_text(encoding="utf-8", errors="replace"))]
-        except OSError:
-            names = []
-        units.append((f, names))
-    split = list(units)
-    while len(split) < jobs:
-        largest = max(range(len(split)), key=lambda i: len(split[i][1]), default=None)
-        if largest is None or len(split[largest][1]) < 2:
-            break
-        f, names = split.pop(largest)
-        half = len(names) // 2
-        split[largest:largest] = [(f, names[:half]), (f, names[half:])]
-    per_file = Counter(f for f, _names in split)
-    return [Unit(f, None if per_file[f] == 1 else tuple(n)) for f, n in split]
 
 
 def run_paths_report(
@@ -447,16 +432,6 @@ def run_paths_report(
     return sorted(findings, key=Finding.sort_key), report
 
 
-def default_jobs(device: Device) -> int:
-    """Children when `--jobs` is not given: 1 on the interpreter; on a GPU several warm children
-    per card (half the cores, at most 8 per GPU): a native run spends most of its time compiling
-    kernels, which is CPU work, so one child per GPU would leave the other cores idle."""
-    if device.kind != "cuda":
-        return 1
-    gpus = max(device.gpus, 1)
-    return gpus * max(1, min(8, (os.cpu_count() or 2) // (2 * gpus)))
-
-
 def _run_units(
     units: list[Unit], options: ChildOptions, device: Device, slots: int, progress: bool
 ) -> tuple[list[Finding], list[StressCell]]:
@@ -469,29 +444,30 @@ def _run_units(
         for slot in range(slots)
     ]
 
+    bar = None
+    if progress and sys.stderr.isatty():
+        total = sum(len(u.only) if u.only is not None else case_count(u.path) for u in units)
+        label = "large cases" if options.large else "stress cases"
+        bar = Progress(Counter(str(u.path) for u in units), total, label)
+
     def work(unit: Unit) -> tuple[list[Finding], list[StressCell]]:
         slot = free.pop()
         try:
             only = list(unit.only) if unit.only is not None else None
-            return run_file_report(unit.path, only=only, options=options, child=children[slot])
+            return run_file_report(
+                unit.path, only=only, options=options, child=children[slot], progress=bar
+            )
         finally:
             free.append(slot)
+            if bar is not None:
+                bar.unit_done(str(unit.path))
 
-    show = progress and sys.stderr.isatty()
-    results: list[tuple[list[Finding], list[StressCell]]] = []
     with ThreadPoolExecutor(max_workers=slots) as pool:
         futures = [pool.submit(work, u) for u in units]
-        if show:
-            import click
-
-            label = "large cases" if options.large else "stress cases"
-            with click.progressbar(length=len(futures), label=label, file=sys.stderr) as bar:
-                for fut in futures:
-                    results.append(fut.result())
-                    bar.update(1)
-        else:
-            results = [fut.result() for fut in futures]
+        results = [fut.result() for fut in futures]
     for child in children:
         child.close()
+    if bar is not None:
+        bar.close()
     findings = [f for found, _ in results for f in found]
     return findings, [c for _, cells in results for c in cells]
