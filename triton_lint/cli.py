@@ -28,8 +28,8 @@ from triton_lint.docs import render_code
 from triton_lint.dynamic.codes import CODES, DynamicCode
 from triton_lint.dynamic.compute_sanitizer import SanitizerUnavailable
 from triton_lint.dynamic.devices import DeviceError, resolve_device
-from triton_lint.dynamic_report import DynamicReport
-from triton_lint.dynamic_run import DynamicRun, check_sanitizer, run_dynamic
+from triton_lint.dynamic.dynamic_report import DynamicReport
+from triton_lint.dynamic.dynamic_run import DynamicRun, check_sanitizer, run_dynamic
 from triton_lint.fixes import unified_diff
 from triton_lint.reporters import REPORTERS
 from triton_lint.reporters.common import display_path
@@ -147,8 +147,7 @@ def cli() -> None:
     type=click.IntRange(min=1),
     default=None,
     help="Files linted in parallel (default: one per core) and, with --dynamic, stress-case "
-    "children (default on a GPU: half the cores, at most 8 per GPU, one per GPU for --large; "
-    "1 on the interpreter).",
+    "children (default: half the cores, <= 8 per GPU; 1 on the interpreter).",
 )
 @click.option(
     "--no-cache",
@@ -196,12 +195,7 @@ def cli() -> None:
     help="GPU: also run every case at sizes past 2**31 elements where memory allows "
     "(int32 offset overflows become TL910/TL901/TL903 witnesses).",
 )
-@click.option(
-    "--quiet",
-    "-q",
-    is_flag=True,
-    help="No progress line on stderr during --dynamic (it is shown only on a terminal).",
-)
+@click.option("--quiet", "-q", is_flag=True, help="No --dynamic progress line on stderr.")
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],

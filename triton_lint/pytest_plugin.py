@@ -29,7 +29,7 @@ import pytest
 from triton_lint.dynamic.cases import case_names
 
 if TYPE_CHECKING:
-    from triton_lint.dynamic_report import StressCell
+    from triton_lint.dynamic.dynamic_report import StressCell
     from triton_lint.finding import Finding
 
 DEFAULT_TIMEOUT = 300.0

@@ -16,9 +16,9 @@ from triton_lint import cli  # noqa: E402
 from triton_lint.dynamic import large  # noqa: E402
 from triton_lint.dynamic.bench import CaseBench, bench_sizes  # noqa: E402
 from triton_lint.dynamic.bench_runner import BenchResult, _read_events  # noqa: E402
+from triton_lint.dynamic.dynamic_report import DynamicReport, PerfRow  # noqa: E402
 from triton_lint.dynamic.inputs import Combo  # noqa: E402
 from triton_lint.dynamic.launches import LaunchRecorder  # noqa: E402
-from triton_lint.dynamic_report import DynamicReport, PerfRow  # noqa: E402
 from triton_lint.reporters.sarif import build_sarif  # noqa: E402
 from triton_lint.run import RunResult  # noqa: E402
 from triton_lint.stress import Case, scalar, tensor  # noqa: E402

@@ -32,11 +32,11 @@ from triton_lint.dynamic.cases import case_names, discover
 from triton_lint.dynamic.child_io import child_env, finding_from_dict
 from triton_lint.dynamic.codes import CODES
 from triton_lint.dynamic.devices import INTERPRETER, Device
+from triton_lint.dynamic.dynamic_report import DynamicReport, StressCell
 from triton_lint.dynamic.progress import Progress
 from triton_lint.dynamic.sanitize_run import sanitize_file
 from triton_lint.dynamic.units import Unit, case_count, default_jobs, plan_units
 from triton_lint.dynamic.warm import WarmChild
-from triton_lint.dynamic_report import DynamicReport, StressCell
 from triton_lint.finding import Finding, Span
 
 DEFAULT_TIMEOUT = 300.0
