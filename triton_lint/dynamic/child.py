@@ -6,7 +6,7 @@ one unit (`{"file", "out", "only", "skip", "skip_combos"}`) per line on stdin, e
 `unit_end` event, the backend (CUDA context, compiled kernels) kept between units. `--bench`
 times the cases instead of checking them (`bench` events); `--large` checks them at sizes past
 2**31 elements. `TRITON_INTERPRET` comes from the parent (1 for the interpreter, 0 for native
-runs) before triton can be imported. Results are appended to `O` as JSON lines (`cases`,
+runs) before triton can be imported. Results are appended to `O` as JSON lines (`unit`, `cases`,
 `start`, `combo_start`, `combo`, `done`) so the parent can tell which case, and which
 combination, crashed or hung. On a GPU fault that leaves the CUDA context unusable the child
 emits the case's findings so far (`fault`) and exits with status 3; the parent starts a fresh
@@ -82,6 +82,7 @@ class Child:
             with open(out, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(_jsonable(obj)) + "\n")
 
+        emit({"event": "unit"})  # started: the parent's clock for this unit begins
         try:
             if self.backend is None and not ns.bench:
                 self.backend = make_backend(ns.device, not ns.no_redzones, ns.device_log)

@@ -40,6 +40,9 @@ from triton_lint.dynamic.warm import WarmChild
 from triton_lint.finding import Finding, Span
 
 DEFAULT_TIMEOUT = 300.0
+#: Seconds a child may take to start (Python, torch) before its first unit, whatever the
+#: per-case timeout: on a loaded machine start-up alone can exceed a short one.
+STARTUP_GRACE = 120.0
 CPU_PERFORMANCE_NOTE = (
     "No timings: the stress cases ran under Triton's CPU interpreter, whose timings say nothing "
     "about GPU performance. Benchmarks need a GPU run (`--device cuda --bench`)."
@@ -218,6 +221,7 @@ def _watch(
     buf = ""
     fault: tuple[int, int] | None = None
     ended = False  # a warm child finished the unit (and lives on)
+    ready = False  # the child has started (its own start-up is not the case's time)
     while True:
         done = ended or proc.poll() is not None
         if os.path.exists(out):
@@ -232,7 +236,9 @@ def _watch(
                     continue
                 ev = json.loads(raw)
                 kind = ev["event"]
-                if kind == "cases":
+                if kind == "unit":
+                    ready, started = True, time.monotonic()
+                elif kind == "cases":
                     _names, lines = ev["names"], ev["lines"]
                 elif kind == "start":
                     current = (ev["index"], ev["name"])
@@ -300,7 +306,8 @@ def _watch(
             if progress is not None:
                 progress.case_done(1)
             return idx + 1, 0
-        if not done and time.monotonic() - started > timeout:
+        limit = timeout if ready else max(timeout, STARTUP_GRACE)
+        if not done and time.monotonic() - started > limit:
             proc.kill()
             proc.wait()
             if current is None:
