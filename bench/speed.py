@@ -196,6 +196,17 @@ def render(
     return "\n".join(lines)
 
 
+#: Sections other benchmarks write into the report, kept when this one rewrites it.
+KEPT_SECTIONS = ("## Text output",)
+
+
+def kept_sections() -> str:
+    """The sections of the current report that other benchmarks own (bench/text_output.py)."""
+    current = REPORT.read_text(encoding="utf-8") if REPORT.exists() else ""
+    kept = [current[current.index(title) :] for title in KEPT_SECTIONS if title in current]
+    return "".join(f"\n{section}" for section in kept)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -220,7 +231,7 @@ def main() -> None:
     report = render(corpora, results, warm_runs, singles, missing)
     print(report)
     if not args.no_report:
-        REPORT.write_text(report)
+        REPORT.write_text(report + kept_sections())
 
 
 if __name__ == "__main__":

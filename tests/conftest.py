@@ -61,3 +61,11 @@ def repo() -> Path:
 def _results_cache_outside_the_checkout(tmp_path_factory, monkeypatch):
     """Runs of the CLI in tests keep their results cache in a temporary directory."""
     monkeypatch.setenv("TRITON_LINT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture(autouse=True)
+def _plain_text_reports(monkeypatch):
+    """The text report's style and colour depend on the environment (CI, pre-commit, colour
+    variables): tests start from none of them, as on a developer's pipe."""
+    for name in ("CI", "PRE_COMMIT", "NO_COLOR", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)

@@ -6,51 +6,53 @@ Exit codes: 0 no findings, 1 findings, 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from triton_lint import __version__
 from triton_lint.baseline import BaselineError, apply_baseline, load_baseline, render_baseline
-from triton_lint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
+from triton_lint.cli_report import (
+    LintUsageError,
+    SetupError,
+    TextStyle,
+    emit,
+    report,
+    text_format,
+    write_output,
+)
+from triton_lint.compile.targets import ArchError
 from triton_lint.config import (
     DEVICES,
     FAIL_ON,
     Config,
     ConfigError,
+    cache_dir_for,
     config_for_directory,
     load_config_file,
 )
 from triton_lint.docs import render_code
 from triton_lint.dynamic.codes import CODES, DynamicCode
 from triton_lint.dynamic.compute_sanitizer import SanitizerUnavailable
-from triton_lint.dynamic.devices import DeviceError, resolve_device
-from triton_lint.dynamic.dynamic_report import DynamicReport
-from triton_lint.dynamic.dynamic_run import DynamicRun, check_sanitizer, run_dynamic
+from triton_lint.dynamic.devices import DeviceError
+from triton_lint.dynamic.dynamic_run import (
+    DynamicRun,
+    compile_archs,
+    dynamic_device,
+    run_compile,
+    run_dynamic,
+)
 from triton_lint.fixes import unified_diff
 from triton_lint.reporters import REPORTERS
 from triton_lint.reporters.common import display_path
+from triton_lint.reporters.terminal import COLOR_CHOICES, TEXT_FORMATS
 from triton_lint.rules import all_rules
 from triton_lint.rules.base import Rule
 from triton_lint.run import RunOptions, RunResult, fork_note, lint_paths, lint_stdin
 from triton_lint.selection import Layer, SelectionError, expand
 from triton_lint.target import TargetVersionError, minor
-
-
-class LintUsageError(click.UsageError):
-    """Usage and configuration errors: exit code 2 with a one-line message."""
-
-    exit_code = 2
-
-
-class SetupError(click.ClickException):
-    """A configuration file or an installation that cannot be used: exit code 2, the message
-    without the usage banner (the command line was fine)."""
-
-    exit_code = 2
 
 
 class DefaultGroup(click.Group):
@@ -89,6 +91,22 @@ def cli() -> None:
     show_default=True,
     help="Output format.",
 )
+@click.option(
+    "--output-format",
+    "text_style",
+    type=click.Choice(TEXT_FORMATS),
+    default=None,
+    help="Style of `--format text`: source snippets, or one line a finding (default: full "
+    "on a terminal, in CI and pre-commit, else concise; config key `output-format`).",
+)
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Colour the full format (auto: on a terminal; honours NO_COLOR and FORCE_COLOR).",
+)
+@click.option("--show-fixes", is_flag=True, help="Full format: show each finding's fix as a diff.")
 @click.option("--fix", is_flag=True, help="Apply safe fixes (rewrites files).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --fix or --diff, also apply unsafe fixes.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
@@ -147,7 +165,8 @@ def cli() -> None:
     type=click.IntRange(min=1),
     default=None,
     help="Files linted in parallel (default: one per core) and, with --dynamic, stress-case "
-    "children (default: half the cores, <= 8 per GPU; 1 on the interpreter).",
+    "children (default: half the cores, <= 8 per GPU; 1 on the interpreter); with "
+    "--compile-only, compile children (default: one per core).",
 )
 @click.option(
     "--no-cache",
@@ -195,6 +214,18 @@ def cli() -> None:
     help="GPU: also run every case at sizes past 2**31 elements where memory allows "
     "(int32 offset overflows become TL910/TL901/TL903 witnesses).",
 )
+@click.option(
+    "--compile-only",
+    is_flag=True,
+    help="Run the stress cases' wrappers without launching and compile every launch (every "
+    "autotune config) for each --arch on the CPU: shared memory, spills, compile failures.",
+)
+@click.option(
+    "--arch",
+    default=None,
+    help="Architectures for --compile-only, e.g. sm_80,sm_86,sm_89,sm_90 (config key `arch`; "
+    "default: those the installed Triton supports from Ampere on).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No --dynamic progress line on stderr.")
 def check(
     paths: tuple[Path, ...],
@@ -202,6 +233,9 @@ def check(
     extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
     output_format: str,
+    text_style: str | None,
+    color: str,
+    show_fixes: bool,
     output: Path | None,
     statistics: bool,
     exit_zero: bool,
@@ -227,6 +261,8 @@ def check(
     no_redzones: bool,
     bench: bool,
     large: bool,
+    compile_only: bool,
+    arch: str | None,
     quiet: bool,
 ) -> None:
     """Lint PATHS (files or directories, default `.`; `-` reads standard input)."""
@@ -256,7 +292,7 @@ def check(
             fix="diff" if diff else "fix" if fix else None,
             unsafe_fixes=unsafe_fixes,
             jobs=jobs,
-            cache_dir=None if no_cache else _cache_dir(cache_dir, config, isolated),
+            cache_dir=None if no_cache else cache_dir_for(cache_dir, config, isolated),
         )
         if from_stdin:
             result = lint_stdin(stdin_filename or "-", options)
@@ -268,46 +304,54 @@ def check(
         raise LintUsageError(str(error)) from error
     if (sanitizer or device or bench or large) and not dynamic:
         raise LintUsageError("--device, --sanitizer, --bench and --large apply to --dynamic runs")
-    if dynamic and not from_stdin:
-        requested = device or (config.device if config is not None else None)
+    if arch is not None and not compile_only:
+        raise LintUsageError("--arch applies to --compile-only runs")
+    if dynamic and compile_only:
+        raise LintUsageError("--compile-only replaces --dynamic's launches; give one of them")
+    if (dynamic or compile_only) and not from_stdin:
         try:
-            if requested is None and not isolated:
-                requested = config_for_directory(Path.cwd().resolve()).device
-            resolved = resolve_device(requested or "auto")
-            if sanitizer is not None:
-                check_sanitizer(resolved)
-            if (bench or large) and resolved.kind != "cuda":
-                raise DeviceError(
-                    f"--{'bench' if bench else 'large'} runs kernels natively and needs a CUDA "
-                    "GPU; this run uses the interpreter"
+            if compile_only:
+                archs = compile_archs(arch, config, isolated)
+            else:
+                native = "bench" if bench else "large" if large else None
+                resolved = dynamic_device(
+                    device, config, isolated, sanitizer=sanitizer, native=native
                 )
         except ConfigError as error:
             raise SetupError(str(error)) from error
-        except (DeviceError, SanitizerUnavailable) as error:
+        except (DeviceError, SanitizerUnavailable, ArchError) as error:
             raise LintUsageError(str(error)) from error
-        run_dynamic(
-            result,
-            list(paths) or [Path(".")],
-            DynamicRun(
-                resolved,
-                dynamic_timeout,
-                jobs,
-                repeats,
-                not no_redzones,
-                sanitizer,
-                sanitize_all,
-                large,
-                bench,
-                progress=not quiet,
-            ),
-        )
+        where = list(paths) or [Path(".")]
+        if compile_only:
+            run_compile(
+                result,
+                where,
+                archs,
+                jobs=jobs,
+                timeout=dynamic_timeout,
+                cache_dir=options.cache_dir,
+            )
+        else:
+            run = DynamicRun(resolved, dynamic_timeout, jobs, repeats, not no_redzones)
+            run_dynamic(
+                result,
+                where,
+                replace(
+                    run,
+                    sanitizer=sanitizer,
+                    sanitize_all=sanitize_all,
+                    large=large,
+                    bench=bench,
+                    progress=not quiet,
+                ),
+            )
     if diff:
         _report_diff(result, output)
         _exit_on_crashes(result)
         sys.exit(1 if result.fixed and not exit_zero else 0)
     if write_baseline is not None:
         _messages(result)
-        _write_output(write_baseline, render_baseline(result))
+        write_output(write_baseline, render_baseline(result))
         click.echo(
             f"Wrote a baseline of {len(result.findings)} findings to {write_baseline}.", err=True
         )
@@ -315,25 +359,19 @@ def check(
         sys.exit(0)
     if baseline is not None:
         apply_baseline(result, baseline)
-    _report(result, output_format, output, statistics)
+    _messages(result)
+    style = TextStyle(text_style, color, show_fixes)
+    report(
+        result,
+        output_format,
+        output,
+        statistics,
+        text_format(style, config, isolated, output),
+        style,
+    )
     _exit_on_crashes(result)
     failing = any(_SEVERITY_RANK[f.severity.value] <= threshold for f in result.findings)
     sys.exit(1 if failing and not exit_zero else 0)
-
-
-def _cache_dir(option: Path | None, config: Config | None, isolated: bool) -> Path:
-    """The option, else TRITON_LINT_CACHE_DIR, else `cache-dir` of the explicit or the
-    working directory's configuration (relative to its file), else the project root's."""
-    if option is not None:
-        return option
-    environment = os.environ.get("TRITON_LINT_CACHE_DIR")
-    if environment:
-        return Path(environment)
-    if config is None:
-        config = Config(root=Path.cwd()) if isolated else config_for_directory(Path.cwd().resolve())
-    if config.cache_dir is not None:
-        return config.root / config.cache_dir
-    return config.root / DEFAULT_CACHE_DIR
 
 
 #: Severities from the worst: `--fail-on warning` fails on ranks 0 and 1.
@@ -377,59 +415,7 @@ def _report_diff(result: RunResult, output: Path | None) -> None:
         f"in {len(result.fixed)} file{'s' if len(result.fixed) != 1 else ''}.",
         err=True,
     )
-    _emit(text, output)
-
-
-def _report(result: RunResult, output_format: str, output: Path | None, statistics: bool) -> None:
-    _messages(result)
-    if output_format == "markdown" and result.dynamic and result.dynamic.performance:
-        _plot(result.dynamic, output)
-    _emit(REPORTERS[output_format](result, statistics), output)
-
-
-def _plot(report: DynamicReport, output: Path | None) -> None:
-    """A Markdown report written to a file gets the timings' plot beside it."""
-    from triton_lint.reporters.perf_plot import PLOT_EXTRA_NOTE, plot_path, write_plot
-
-    if output is None:
-        hint = "Write the report to a file (`-o report.md`) for a plot of these timings."
-    else:
-        path = plot_path(output)
-        try:
-            written = write_plot(report.performance, path)
-        except OSError as error:
-            raise LintUsageError(f"cannot write {path}: {error.strerror or error}") from error
-        if written:
-            report.performance_plot = path.name
-            return
-        hint = PLOT_EXTRA_NOTE
-    report.performance_note = " ".join(filter(None, [report.performance_note, hint]))
-
-
-def _emit(text: str, output: Path | None) -> None:
-    if output is None:
-        click.echo(text, nl=False)
-        return
-    _write_output(output, text)
-
-
-def _write_output(output: Path, text: str) -> None:
-    try:
-        _write_atomically(output, text)
-    except OSError as error:
-        raise LintUsageError(f"cannot write {output}: {error.strerror or error}") from error
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    directory = path.resolve().parent
-    handle, temp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    emit(text, output)
 
 
 @cli.command()

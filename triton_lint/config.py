@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -9,6 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from triton_lint.cache import DEFAULT_DIR as DEFAULT_CACHE_DIR
 from triton_lint.selection import SelectionError, expand
 
 if sys.version_info >= (3, 11):
@@ -28,11 +30,15 @@ _KEYS = {
     "device",
     "fail-on",
     "cache-dir",
+    "output-format",
+    "arch",
 }
 #: `device`: where `--dynamic` runs stress cases (the `--device` option overrides it).
 DEVICES = ("auto", "cuda", "interpreter")
 #: `fail-on`: the lowest severity that makes a run exit 1 (the `--fail-on` option overrides it).
 FAIL_ON = ("error", "warning", "info")
+#: `output-format`: the style of the text report (the `--output-format` option overrides it).
+OUTPUT_FORMATS = ("full", "concise")
 #: Words (directory and file names split on ``_``/``-``) naming vendor backends that ship their
 #: own Triton fork: code under them is written against the fork's API, not upstream Triton's.
 DEFAULT_FORK_BACKENDS = (
@@ -77,6 +83,9 @@ class Config:
     device: str | None = None
     fail_on: str | None = None
     cache_dir: str | None = None  # relative to `root`
+    output_format: str | None = None
+    #: `arch`: the architectures `--compile-only` compiles for (the `--arch` option overrides it).
+    arch: tuple[str, ...] | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -130,14 +139,30 @@ def parse_table(table: dict[str, Any], source: Path) -> Config:
     fail_on = table.get("fail-on")
     if fail_on is not None and fail_on not in FAIL_ON:
         raise ConfigError(f"{source}: `fail-on` must be one of {', '.join(map(repr, FAIL_ON))}")
+    output_format = table.get("output-format")
+    if output_format is not None and output_format not in OUTPUT_FORMATS:
+        raise ConfigError(
+            f"{source}: `output-format` must be one of {', '.join(map(repr, OUTPUT_FORMATS))}"
+        )
     cache_dir = table.get("cache-dir")
     if cache_dir is not None and (not isinstance(cache_dir, str) or not cache_dir.strip()):
         raise ConfigError(f"{source}: `cache-dir` must be a directory path")
+    arch = table.get("arch")
+    if isinstance(arch, str):
+        arch = [a for a in arch.split(",") if a.strip()]
+    if arch is not None and (
+        not isinstance(arch, list) or not all(isinstance(a, str) for a in arch)
+    ):
+        raise ConfigError(
+            f'{source}: `arch` must be a list of architectures such as ["sm_80", "sm_90"]'
+        )
     return Config(
         root=source.parent,
+        arch=tuple(a.strip() for a in arch) if arch is not None else None,
         cache_dir=cache_dir,
         device=device,
         fail_on=fail_on,
+        output_format=output_format,
         source=source,
         select=_codes(source, "select", table["select"]) if "select" in table else None,
         ignore=_codes(source, "ignore", table.get("ignore", [])),
@@ -186,6 +211,11 @@ def load_config_file(path: Path) -> Config:
 @cache
 def config_for_directory(directory: Path) -> Config:
     """The nearest ``pyproject.toml`` with a ``[tool.triton-lint]`` table, upward from here."""
+    return find_config(directory)
+
+
+def find_config(directory: Path) -> Config:
+    """`config_for_directory`, read now (not remembered for the rest of the process)."""
     for candidate_dir in (directory, *directory.parents):
         candidate = candidate_dir / "pyproject.toml"
         if candidate.is_file():
@@ -193,3 +223,18 @@ def config_for_directory(directory: Path) -> Config:
             if table is not None:
                 return parse_table(table, candidate)
     return Config(root=Path.cwd())
+
+
+def cache_dir_for(option: Path | None, config: Config | None, isolated: bool) -> Path:
+    """The option, else TRITON_LINT_CACHE_DIR, else `cache-dir` of the explicit or the
+    working directory's configuration (relative to its file), else the project root's."""
+    if option is not None:
+        return option
+    environment = os.environ.get("TRITON_LINT_CACHE_DIR")
+    if environment:
+        return Path(environment)
+    if config is None:
+        config = Config(root=Path.cwd()) if isolated else config_for_directory(Path.cwd().resolve())
+    if config.cache_dir is not None:
+        return config.root / config.cache_dir
+    return config.root / DEFAULT_CACHE_DIR

@@ -82,7 +82,23 @@ Suppress a single finding with `# noqa: {rule.code}` on the reported line.
 
 
 def render_dynamic(code: DynamicCode) -> str:
-    """The Markdown page of one dynamic (runtime) check."""
+    """The Markdown page of one dynamic (runtime or compile-only) check."""
+    if code.mode == "--compile-only":
+        kind = (
+            "compile: reported by `triton-lint --compile-only` from compiling a stress case's "
+            "launches per architecture, without a GPU"
+        )
+        witness = (
+            "kernel, config (block sizes, `num_warps`,\n`num_stages`), architectures and, per "
+            "architecture, registers, spilled bytes, shared\nmemory and its limit, and blocks "
+            "per SM"
+        )
+    else:
+        kind = "dynamic: reported by `triton-lint --dynamic` from a stress case run"
+        witness = (
+            "witness (stress case, dims, dtype, value\npattern and, where known, program id, "
+            "lane and element offsets)"
+        )
     return f"""# {code.code} {code.name}
 
 {code.summary.rstrip(".")}.
@@ -93,7 +109,7 @@ def render_dynamic(code: DynamicCode) -> str:
 | Name | `{code.name}` |
 | Category | {code.category.value} |
 | Default severity | {code.severity.value} |
-| Kind | dynamic: reported by `triton-lint --dynamic` from a stress case run |
+| Kind | {kind} |
 
 ## Why it matters
 
@@ -103,8 +119,7 @@ def render_dynamic(code: DynamicCode) -> str:
 
 {code.fix}
 
-The finding's message and `properties` carry the witness (stress case, dims, dtype, value
-pattern and, where known, program id, lane and element offsets).
+The finding's message and `properties` carry the {witness}.
 """
 
 
@@ -127,7 +142,7 @@ def rule_table() -> str:
     for code in CODES.values():
         rows.append(
             f"| [{code.code}](rules/{code.code}.md) | `{code.name}` | {code.category.value} "
-            f"| {code.severity.value} | `--dynamic` | {code.summary.rstrip('.')} |"
+            f"| {code.severity.value} | `{code.mode}` | {code.summary.rstrip('.')} |"
         )
     return "\n".join(rows) + "\n"
 

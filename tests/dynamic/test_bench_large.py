@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
-from triton_lint import cli  # noqa: E402
+from triton_lint.cli_report import TextStyle, report  # noqa: E402
 from triton_lint.dynamic import large  # noqa: E402
 from triton_lint.dynamic.bench import CaseBench, bench_sizes  # noqa: E402
 from triton_lint.dynamic.bench_runner import BenchResult, _read_events  # noqa: E402
@@ -186,7 +186,7 @@ def _timed_result() -> RunResult:
 def test_markdown_report_to_a_file_embeds_the_plot(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     out = tmp_path / "audit.md"
-    cli._report(_timed_result(), "markdown", out, False)
+    report(_timed_result(), "markdown", out, False, "concise", TextStyle())
     text = out.read_text()
     assert "| c | `k` | N=1048576 | 0.100 | 0.200 | 0.150 | 2.00x | 1.50x | 100.0 | 3.0% |" in text
     assert "![Time and bandwidth against size](audit.perf.png)" in text
@@ -194,7 +194,7 @@ def test_markdown_report_to_a_file_embeds_the_plot(tmp_path: Path) -> None:
 
 
 def test_markdown_report_on_stdout_says_how_to_get_the_plot(capsys) -> None:
-    cli._report(_timed_result(), "markdown", None, False)
+    report(_timed_result(), "markdown", None, False, "concise", TextStyle())
     text = capsys.readouterr().out
     assert "Performance on CUDA (H100)" in text
     assert "Write the report to a file (`-o report.md`) for a plot" in text

@@ -1,10 +1,14 @@
 """Finding stress cases without importing anything: files that mention `stress.case`, and the
-module-level functions decorated with it (read with `ast`, so no torch or triton is loaded)."""
+module-level functions decorated with it (read with `ast`, so no torch or triton is loaded);
+and, in a child, importing such a file to register its cases."""
 
 from __future__ import annotations
 
 import ast
+import importlib.util
+import os
 import pathlib
+import sys
 from collections.abc import Iterable
 
 _SKIP_DIRS = {
@@ -65,3 +69,17 @@ def case_names(source: str) -> list[tuple[str, int]]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         and any(_is_case_decorator(d) for d in node.decorator_list)
     ]
+
+
+def import_user_module(path: str) -> None:
+    """Import the file as a fresh module (its directory on the path), running its
+    `@stress.case` registrations."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
+    name = "_tl_stress_" + os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)

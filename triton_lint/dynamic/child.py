@@ -16,7 +16,6 @@ child at the next combination.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -34,6 +33,7 @@ import numpy as np  # noqa: E402
 from triton_lint import stress  # noqa: E402
 from triton_lint.dynamic.backend import StickyError  # noqa: E402
 from triton_lint.dynamic.case_runner import CaseRunner, runner_failure  # noqa: E402
+from triton_lint.dynamic.cases import import_user_module  # noqa: E402
 
 
 def make_backend(device: str, redzones: bool, device_log: str | None) -> Any:
@@ -52,16 +52,8 @@ def _import(path: str, imported: set[str]) -> None:
     """Import the user's module once per process (a warm child may get its cases in two units)."""
     if path in imported:
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    if directory not in sys.path:
-        sys.path.insert(0, directory)
-    name = "_tl_stress_" + os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
     imported.add(path)
-    spec.loader.exec_module(module)
+    import_user_module(path)
 
 
 class Child:

@@ -18,6 +18,9 @@ class DynamicCode:
     summary: str
     rationale: str
     fix: str
+    #: The option whose runs report it: stress cases run (`--dynamic`) or compiled per
+    #: architecture without a GPU (`--compile-only`).
+    mode: str = "--dynamic"
 
 
 CODES: dict[str, DynamicCode] = {
@@ -196,6 +199,57 @@ CODES: dict[str, DynamicCode] = {
             "launch overhead, not the kernel.",
             "Profile the kernel at the reported size (block sizes, `num_warps`, grid), autotune "
             "it, or call the PyTorch operation instead.",
+        ),
+        DynamicCode(
+            "TL915",
+            "shared-memory-overflow",
+            Category.CORRECTNESS,
+            Severity.ERROR,
+            "A compiled variant (config x architecture) needs more shared "
+            "memory per block than the architecture allows; info when another autotune config of "
+            "the kernel fits there.",
+            "Triton sizes shared memory at compile time (pipeline stages x tile sizes, "
+            "reductions, layout conversions) and the launcher raises `OutOfResources` when it "
+            "exceeds the device's per-block limit: 227 KB on H100/B200, 163 KB on A100, 99 KB "
+            "on A10, L4, L40 and RTX parts. A config tuned on an H100 fails on the user's L4; "
+            "when every autotune config of a size overflows there, the kernel cannot run at all. "
+            "Triton's autotuner skips a config that raises OutOfResources, so an overflowing "
+            "config beside one that fits costs tuning time only (info). "
+            "The limits are the opt-in per-block maxima of the CUDA C++ Programming Guide "
+            "(`triton_lint/compile/targets.py`).",
+            "Lower `num_stages` or the block sizes of that config for the named architectures "
+            "(e.g. prune configs by `torch.cuda.get_device_properties().shared_memory_per_block_"
+            "optin` in `prune_configs_by`), or add a config that fits.",
+            mode="--compile-only",
+        ),
+        DynamicCode(
+            "TL916",
+            "register-spills",
+            Category.PERFORMANCE,
+            Severity.WARNING,
+            "A compiled variant spills registers to local memory (stack); "
+            "info when another autotune config of the kernel does not spill.",
+            "A thread has at most 255 registers; a tile that needs more is spilled to local "
+            "memory, which lives in DRAM behind the L1 cache: every spill is a load or store "
+            "per thread, and the kernel can run several times slower. The autotuner usually "
+            "skips a spilling config when a clean one exists (hence info), but a kernel whose "
+            "only config spills ships slow.",
+            "Use more warps for the tile (`num_warps`), a smaller block, or split the "
+            "computation (e.g. loop over the row in chunks) so fewer values stay live.",
+            mode="--compile-only",
+        ),
+        DynamicCode(
+            "TL917",
+            "target-compile-failure",
+            Category.CORRECTNESS,
+            Severity.ERROR,
+            "The compiler rejects the kernel for an architecture that other architectures accept.",
+            "fp8 e4m3 (`tl.float8e4nv`) needs sm_89, warp-group MMA and TMA need sm_90, some "
+            "instructions need newer parts: the kernel that compiles on the author's GPU raises "
+            "a `CompilationError` on the user's older one, at the first launch.",
+            "Guard the feature by the device's capability in the wrapper (another dtype or "
+            "kernel for older parts), or document and check the minimum architecture.",
+            mode="--compile-only",
         ),
     )
 }

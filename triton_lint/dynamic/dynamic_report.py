@@ -7,6 +7,7 @@ these sections. Plain data, no torch/triton.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -89,3 +90,7 @@ class DynamicReport:
     performance_note: str | None = None
     #: The PNG plot of the timings, relative to the Markdown report (written beside it).
     performance_plot: str | None = None
+    #: `--compile-only`: one row per kernel x config x architecture (see
+    #: `triton_lint.compile.findings`), and the architectures compiled for.
+    compiled: list[dict[str, Any]] = field(default_factory=list)
+    compile_archs: list[str] = field(default_factory=list)

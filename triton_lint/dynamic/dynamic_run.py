@@ -1,11 +1,16 @@
-"""`check --dynamic` after the static pass: the resolved options and the merged findings."""
+"""`check --dynamic` and `check --compile-only` after the static pass: the resolved options and
+the merged findings."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from triton_lint.dynamic.devices import Device, DeviceError
+from triton_lint.compile.targets import Arch, parse_archs
+from triton_lint.config import Config, config_for_directory
+from triton_lint.dynamic.devices import Device, DeviceError, resolve_device
+from triton_lint.dynamic.dynamic_report import DynamicReport
 from triton_lint.finding import Finding
 from triton_lint.run import RunResult
 
@@ -36,6 +41,70 @@ def check_sanitizer(device: Device) -> None:
             f"(the cases would run on: {device.description})"
         )
     find_compute_sanitizer()
+
+
+def dynamic_device(
+    requested: str | None,
+    config: Config | None,
+    isolated: bool,
+    *,
+    sanitizer: str | None,
+    native: str | None,
+) -> Device:
+    """The device of a `--dynamic` run: the option, else `device` of the explicit or the
+    working directory's configuration, else `auto`; checked against the options that need a
+    GPU (`native` names the first such option given). Raises ConfigError, DeviceError or
+    SanitizerUnavailable."""
+    requested = requested or (config.device if config is not None else None)
+    if requested is None and not isolated:
+        requested = config_for_directory(Path.cwd().resolve()).device
+    resolved = resolve_device(requested or "auto")
+    if sanitizer is not None:
+        check_sanitizer(resolved)
+    if native and resolved.kind != "cuda":
+        raise DeviceError(
+            f"--{native} runs kernels natively and needs a CUDA GPU; this run uses the interpreter"
+        )
+    return resolved
+
+
+def compile_archs(option: str | None, config: Config | None, isolated: bool) -> list[Arch]:
+    """`--arch`, else `arch` of the explicit or working directory's configuration, else every
+    architecture the installed Triton supports from Ampere on. Raises ArchError, ConfigError."""
+    chosen: str | list[str] | None = option
+    if chosen is None and config is not None and config.arch is not None:
+        chosen = list(config.arch)
+    if chosen is None and not isolated and config is None:
+        found = config_for_directory(Path.cwd().resolve()).arch
+        chosen = list(found) if found is not None else None
+    return parse_archs(chosen)
+
+
+def run_compile(
+    result: RunResult,
+    paths: list[Path],
+    archs: list[Arch],
+    *,
+    jobs: int | None,
+    timeout: float,
+    cache_dir: Path | None,
+) -> None:
+    """`--compile-only`: compile every stress-case launch for `archs`; merge the findings and
+    put the compiled variants in the report."""
+    from triton_lint.compile.run import compile_paths
+
+    compiled = compile_paths(
+        paths,
+        archs,
+        jobs=jobs or os.cpu_count() or 1,
+        timeout=timeout,
+        cache_dir=str(cache_dir / "triton") if cache_dir is not None else None,
+    )
+    report = result.dynamic or DynamicReport()
+    report.compiled = compiled.rows
+    report.compile_archs = compiled.archs
+    result.dynamic = report
+    result.findings = sorted([*result.findings, *compiled.findings], key=Finding.sort_key)
 
 
 def run_dynamic(result: RunResult, paths: list[Path], run: DynamicRun) -> None:

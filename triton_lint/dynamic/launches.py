@@ -3,6 +3,8 @@
 `JITFunction.run` is wrapped once per process: each launch records the kernel, its launch site,
 the tensors passed for each pointer parameter (to name the parameter behind a red-zone hit) and
 the value of each `tl.constexpr` parameter (to name the one that recompiles per size, TL907).
+With `launch=False` (`--compile-only`) nothing is launched: the record keeps the call itself,
+which the compile child hands to Triton as a warm-up for each architecture.
 """
 
 from __future__ import annotations
@@ -25,12 +27,16 @@ class LaunchRecord:
     site: Site
     pointers: dict[str, int] = field(default_factory=dict)
     constexprs: dict[str, Any] = field(default_factory=dict)
+    #: The positional and keyword arguments of the call (kept only when not launching).
+    call: tuple[tuple[Any, ...], dict[str, Any]] | None = None
 
 
 class LaunchRecorder:
     """Installs the `JITFunction.run` wrapper and keeps the launches of the current run."""
 
-    def __init__(self, *, installed: bool = True) -> None:
+    def __init__(self, *, installed: bool = True, launch: bool = True) -> None:
+        #: False: record each call and return None instead of compiling and launching it.
+        self.launch = launch
         self.launches: list[LaunchRecord] = []
         #: Every kernel launched in this process, by id (their caches are cleared for poisoning).
         self.kernels: dict[int, Any] = {}
@@ -53,7 +59,11 @@ class LaunchRecorder:
         orig = self.original = JITFunction.run
 
         def run(fn: Any, *args: Any, **kwargs: Any) -> Any:
-            recorder.record(fn, args, kwargs)
+            rec = recorder.record(fn, args, kwargs)
+            if not recorder.launch:
+                if rec is not None:
+                    rec.call = (args, dict(kwargs))
+                return None
             return orig(fn, *args, **kwargs)
 
         JITFunction.run = run  # type: ignore[method-assign]
@@ -72,9 +82,9 @@ class LaunchRecorder:
         self.case_constexprs = {}
         self.case_kernels = {}
 
-    def record(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def record(self, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchRecord | None:
         if kwargs.get("warmup"):
-            return
+            return None
         params = list(getattr(fn, "params", []))
         names = [getattr(p, "name", f"arg{i}") for i, p in enumerate(params)]
         values = dict(zip(names, args, strict=False))
@@ -93,6 +103,7 @@ class LaunchRecorder:
         self.kernels[id(fn)] = fn
         self.case_kernels[name] = fn
         self.case_constexprs.setdefault(name, []).append(rec.constexprs)
+        return rec
 
     def params_into(self, lo: int, hi: int) -> list[tuple[LaunchRecord, str]]:
         """(launch, parameter) pairs whose tensor starts inside [lo, hi)."""

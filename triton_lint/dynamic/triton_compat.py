@@ -8,8 +8,6 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-import numpy as np
-
 
 def install_compat(interp: Any) -> None:
     """Triton 3.3-3.6's `tensor.__index__` does `int()` on a shape-(1,) array, which numpy >= 2.5
@@ -18,6 +16,8 @@ def install_compat(interp: Any) -> None:
     orig = getattr(interp, "_patch_lang_tensor", None)
     if orig is None or getattr(orig, "_tl_compat", False):
         return
+
+    import numpy as np  # the interpreter's dependency; `--compile-only` children lack it
 
     def index(t: Any) -> int:
         return int(np.asarray(t.handle.data).squeeze())

@@ -27,6 +27,7 @@ from triton_lint.reporters.common import (
     relative_path,
     source_texts,
 )
+from triton_lint.reporters.compile_table import compile_section
 from triton_lint.reporters.statistics import count_by_code
 from triton_lint.run import RunResult
 
@@ -383,6 +384,9 @@ def render_markdown(result: RunResult, statistics: bool) -> str:
             tail += [f"## Performance{device}", performance]
         elif result.dynamic.performance_note:
             tail += ["## Performance", _one_paragraph(result.dynamic.performance_note)]
+        compiled = compile_section(result.dynamic.compiled, result.dynamic.compile_archs)
+        if compiled:
+            tail += ["## Compiled variants per architecture", compiled]
 
     texts = source_texts(result)
     groups = _groups(result)

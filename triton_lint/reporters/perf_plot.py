@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triton_lint.dynamic.dynamic_report import PerfRow
+from triton_lint.dynamic.dynamic_report import DynamicReport, PerfRow
 
 PLOT_EXTRA_NOTE = "Install `triton-lint[plot]` (matplotlib) for a plot of these timings."
 
@@ -61,3 +61,22 @@ def write_plot(rows: list[PerfRow], path: Path) -> bool:
     plt.close(fig)
     tmp.replace(path)
     return True
+
+
+def attach_plot(report: DynamicReport, output: Path | None) -> None:
+    """Write the plot beside the Markdown report `output` and link it from `report`; without a
+    file (or matplotlib) the performance note says how to get one. OSError names the file."""
+    if output is None:
+        hint = "Write the report to a file (`-o report.md`) for a plot of these timings."
+    else:
+        path = plot_path(output)
+        try:
+            written = write_plot(report.performance, path)
+        except OSError as error:
+            error.filename = error.filename or str(path)
+            raise
+        if written:
+            report.performance_plot = path.name
+            return
+        hint = PLOT_EXTRA_NOTE
+    report.performance_note = " ".join(filter(None, [report.performance_note, hint]))

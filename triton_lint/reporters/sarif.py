@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_lint import __version__
+from triton_lint.compile.findings import numbers
 from triton_lint.docs import render_rule
 from triton_lint.finding import Edit, Finding, RelatedLocation, Severity, Span
 from triton_lint.fingerprint import VERSION as FINGERPRINT_VERSION
@@ -238,6 +239,14 @@ def build_sarif(result: RunResult, root: Path | None = None) -> dict[str, Any]:
         run["properties"]["performance"] = {
             "device": result.dynamic.device,
             "rows": [row.to_dict() for row in result.dynamic.performance],
+        }
+    if result.dynamic is not None and result.dynamic.compiled:
+        run["properties"]["compiled"] = {
+            "architectures": result.dynamic.compile_archs,
+            "variants": [
+                {"kernel": r["kernel"], "config": r["config"], **numbers(r)}
+                for r in result.dynamic.compiled
+            ],
         }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
