@@ -1,7 +1,9 @@
 """Cost of one checked launch of a vector add at a stress size and at 2**24 elements (run by
 bench/gpu.py).
 
-`plain`: the wrapper alone; `redzones`: the same call through the GPU backend (inputs placed
+`plain`: the wrapper alone; `checked`: the same call with the compiled-in bounds checks
+(`triton_lint.dynamic.bounds`: the allocation table written before the launch, the violation
+count read after it); `redzones`: the whole checked run through the GPU backend (inputs placed
 between guards, guards filled and checked, outputs copied back). Run under compute-sanitizer,
 `plain` gives memcheck's cost per launch. Prints one JSON object: milliseconds per mode and size.
 """
@@ -23,6 +25,7 @@ import torch  # noqa: E402
 import vector_add  # noqa: E402
 
 from triton_lint.dynamic.backend import RunMode  # noqa: E402
+from triton_lint.dynamic.bounds import BoundsChecker  # noqa: E402
 from triton_lint.dynamic.cuda_backend import CudaBackend  # noqa: E402
 
 SIZES = (1030, 2**24)
@@ -30,27 +33,49 @@ CALLS = 20
 
 
 def per_call_ms(fn) -> float:
+    """Every call waits for the GPU, as a checking run does before it reads the outputs."""
     fn()
     torch.cuda.synchronize()
     start = time.perf_counter()
     for _ in range(CALLS):
         fn()
-    torch.cuda.synchronize()
+        torch.cuda.synchronize()
     return (time.perf_counter() - start) * 1e3 / CALLS
 
 
+def checked_call(bounds: BoundsChecker, x: torch.Tensor, y: torch.Tensor) -> None:
+    bounds.reset()
+    vector_add.add_clean(x, y)
+    assert bounds.events(None) == []  # reads the violation count: one device sync
+
+
 def main() -> None:
-    modes = sys.argv[1:] or ["plain", "redzones"]
-    backend = CudaBackend(redzones=True) if "redzones" in modes else None
+    modes = sys.argv[1:] or ["plain", "checked", "redzones"]
     case = vector_add.add_clean.__stress_case__
     out: dict[str, dict[int, float]] = {mode: {} for mode in modes}
-    for n in SIZES:
-        x, y = torch.randn(n, device="cpu"), torch.randn(n, device="cpu")
-        if "plain" in modes:
+    inputs = {n: (torch.randn(n, device="cpu"), torch.randn(n, device="cpu")) for n in SIZES}
+    # The checking child's setting (wrappers that allocate without `device=` get the GPU), for
+    # the plain calls too: both pay what it costs per torch call.
+    torch.set_default_device("cuda")
+    if "plain" in modes:  # before any check is installed: the kernel compiles plain
+        for n, (x, y) in inputs.items():
             dx, dy = x.cuda(), y.cuda()
             out["plain"][n] = per_call_ms(lambda dx=dx, dy=dy: vector_add.add_clean(dx, dy))
-        if backend is not None:
-            out["redzones"][n] = per_call_ms(lambda x=x, y=y: backend.call(case, [x, y], RunMode()))
+    if "checked" in modes or "redzones" in modes:
+        backend = CudaBackend(redzones=True)
+        backend.recorder.clear_compiled()
+        vector_add.add_kernel.device_caches.clear()  # compile again, with the checks
+        assert backend.bounds is not None
+        for n, (x, y) in inputs.items():
+            if "checked" in modes:
+                dx, dy = x.cuda(), y.cuda()
+                out["checked"][n] = per_call_ms(
+                    lambda dx=dx, dy=dy: checked_call(backend.bounds, dx, dy)
+                )
+            if "redzones" in modes:
+                out["redzones"][n] = per_call_ms(
+                    lambda x=x, y=y: backend.call(case, [x, y], RunMode())
+                )
     print(json.dumps(out))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from triton_lint.dynamic_report import DynamicReport, PerfRow, StressCell
+from triton_lint.dynamic.dynamic_report import DynamicReport, PerfRow, StressCell
 from triton_lint.finding import Category, Finding, Severity, Span
 from triton_lint.reporters import markdown as md
 from triton_lint.reporters.markdown import render_markdown

@@ -37,7 +37,7 @@ from triton_lint.docs import render_code
 from triton_lint.dynamic.codes import CODES, DynamicCode
 from triton_lint.dynamic.compute_sanitizer import SanitizerUnavailable
 from triton_lint.dynamic.devices import DeviceError
-from triton_lint.dynamic_run import (
+from triton_lint.dynamic.dynamic_run import (
     DynamicRun,
     compile_archs,
     dynamic_device,
@@ -165,8 +165,8 @@ def cli() -> None:
     type=click.IntRange(min=1),
     default=None,
     help="Files linted in parallel (default: one per core) and, with --dynamic, stress-case "
-    "children (default: one per GPU; 1 on the interpreter); with --compile-only, compile "
-    "children (default: one per core).",
+    "children (default: half the cores, <= 8 per GPU; 1 on the interpreter); with "
+    "--compile-only, compile children (default: one per core).",
 )
 @click.option(
     "--no-cache",
@@ -226,6 +226,7 @@ def cli() -> None:
     help="Architectures for --compile-only, e.g. sm_80,sm_86,sm_89,sm_90 (config key `arch`; "
     "default: those the installed Triton supports from Ampere on).",
 )
+@click.option("--quiet", "-q", is_flag=True, help="No --dynamic progress line on stderr.")
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -262,6 +263,7 @@ def check(
     large: bool,
     compile_only: bool,
     arch: str | None,
+    quiet: bool,
 ) -> None:
     """Lint PATHS (files or directories, default `.`; `-` reads standard input)."""
     layer = Layer(
@@ -335,7 +337,12 @@ def check(
                 result,
                 where,
                 replace(
-                    run, sanitizer=sanitizer, sanitize_all=sanitize_all, large=large, bench=bench
+                    run,
+                    sanitizer=sanitizer,
+                    sanitize_all=sanitize_all,
+                    large=large,
+                    bench=bench,
+                    progress=not quiet,
                 ),
             )
     if diff:

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from triton_lint.config import Config, ConfigError, find_config
-from triton_lint.dynamic_report import DynamicReport
+from triton_lint.dynamic.dynamic_report import DynamicReport
 from triton_lint.reporters import REPORTERS
 from triton_lint.reporters.full import FullOptions, render_full
 from triton_lint.reporters.terminal import Palette, default_text_format, use_colour

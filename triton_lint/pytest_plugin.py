@@ -5,6 +5,10 @@ Enable with `pytest --triton-stress`, or `triton_stress = true` in the pytest in
 off the plugin only registers its options: it reads no files and imports neither torch nor
 triton, so unrelated test suites are unaffected.
 
+`--triton-stress-device cuda` (or `auto`) runs the cases natively; under pytest-xdist each
+worker pins its children to one GPU (worker k: GPU k mod the GPU count), so `pytest -n N` on N
+GPUs spreads the files over the cards and reports the same findings as one process.
+
 When it is on, every collected `*.py` file whose text mentions `stress.case` is parsed (not
 imported) for functions decorated with `@stress.case(...)`; each becomes an item named
 `path::case_name` with the marker `triton_stress`. Running the items of one file starts one
@@ -25,7 +29,7 @@ import pytest
 from triton_lint.dynamic.cases import case_names
 
 if TYPE_CHECKING:
-    from triton_lint.dynamic_report import StressCell
+    from triton_lint.dynamic.dynamic_report import StressCell
     from triton_lint.finding import Finding
 
 DEFAULT_TIMEOUT = 300.0
@@ -53,7 +57,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help=f"Seconds each stress case may run (default {DEFAULT_TIMEOUT:.0f}).",
     )
+    group.addoption(
+        "--triton-stress-device",
+        choices=("interpreter", "cuda", "auto"),
+        default=None,
+        help="Where stress cases run (default interpreter). With pytest-xdist (`-n N`) on a "
+        "GPU, worker k runs its cases on GPU k mod the number of GPUs.",
+    )
     parser.addini("triton_stress", "Collect @stress.case functions as tests.", type="bool")
+    parser.addini(
+        "triton_stress_device", "Where stress cases run (interpreter, cuda, auto).", default=""
+    )
     parser.addini(
         "triton_stress_timeout", "Seconds each stress case may run.", default=str(DEFAULT_TIMEOUT)
     )
@@ -75,6 +89,22 @@ def _enabled(config: pytest.Config) -> bool:
 def _timeout(config: pytest.Config) -> float:
     option = config.getoption("triton_stress_timeout")
     return float(option if option is not None else config.getini("triton_stress_timeout"))
+
+
+def _device(config: pytest.Config) -> tuple[str, int | None]:
+    """The device cases run on and, on a GPU, the one this xdist worker is pinned to."""
+    import os
+
+    requested = config.getoption("triton_stress_device") or config.getini("triton_stress_device")
+    if requested in ("", None, "interpreter"):
+        return "interpreter", None
+    from triton_lint.dynamic.devices import resolve_device
+
+    device = resolve_device(str(requested))
+    if device.kind != "cuda":
+        return "interpreter", None
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    return "cuda", (int(worker) if worker.isdigit() else 0) % max(device.gpus, 1)
 
 
 def pytest_collect_file(file_path: pathlib.Path, parent: pytest.Collector) -> StressFile | None:
@@ -102,15 +132,20 @@ class StressFile(pytest.File):
         """Run the selected cases of this file once (on the first item that needs them)."""
         cached = getattr(self, "_results", None)
         if cached is None:
-            from triton_lint.dynamic.runner import run_file_report
+            from triton_lint.dynamic.runner import ChildOptions, run_file_report
 
             selected = [
                 item.name
                 for item in self.session.items
                 if isinstance(item, StressItem) and item.parent is self
             ]
+            device, gpu = _device(self.config)
+            self.gpu = gpu
             cached = run_file_report(
-                self.path, only=selected or None, timeout=_timeout(self.config)
+                self.path,
+                only=selected or None,
+                options=ChildOptions(device, timeout=_timeout(self.config)),
+                gpu=gpu,
             )
             self._results = cached
         return cached
@@ -131,6 +166,12 @@ class StressItem(pytest.Item):
     def runtest(self) -> None:
         assert isinstance(self.parent, StressFile)
         findings, cells = self.parent.results()
+        gpu = getattr(self.parent, "gpu", None)
+        if gpu is not None:
+            import os
+
+            self.user_properties.append(("gpu", gpu))
+            self.user_properties.append(("worker", os.environ.get("PYTEST_XDIST_WORKER", "")))
         mine = [f for f in findings if f.properties.get("case") in (self.name, "<import>")]
         my_cells = [c for c in cells if c.case == self.name]
         if mine:

@@ -13,7 +13,7 @@ from pathlib import Path
 from triton_lint.cache import LintCache, entry_key
 from triton_lint.config import Config, config_for_directory
 from triton_lint.discovery import is_excluded, iter_python_files
-from triton_lint.dynamic_report import DynamicReport
+from triton_lint.dynamic.dynamic_report import DynamicReport
 from triton_lint.engine import FileResult, decode, lint_bytes, lint_text, may_hold_kernels
 from triton_lint.finding import Finding
 from triton_lint.fixes import FixError, FixOutcome, fix_text, fixable, write_fixed

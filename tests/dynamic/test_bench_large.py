@@ -16,9 +16,9 @@ from triton_lint.cli_report import TextStyle, report  # noqa: E402
 from triton_lint.dynamic import large  # noqa: E402
 from triton_lint.dynamic.bench import CaseBench, bench_sizes  # noqa: E402
 from triton_lint.dynamic.bench_runner import BenchResult, _read_events  # noqa: E402
+from triton_lint.dynamic.dynamic_report import DynamicReport, PerfRow  # noqa: E402
 from triton_lint.dynamic.inputs import Combo  # noqa: E402
 from triton_lint.dynamic.launches import LaunchRecorder  # noqa: E402
-from triton_lint.dynamic_report import DynamicReport, PerfRow  # noqa: E402
 from triton_lint.reporters.sarif import build_sarif  # noqa: E402
 from triton_lint.run import RunResult  # noqa: E402
 from triton_lint.stress import Case, scalar, tensor  # noqa: E402
@@ -33,10 +33,14 @@ def _case(**kw) -> Case:
     return Case(fn=wrapper, reference=wrapper, **kw)
 
 
-def test_bench_sizes_default_to_the_largest_stress_sizes() -> None:
+def test_bench_sizes_grow_the_stress_sizes_to_two_to_the_24() -> None:
     case = _case(dims={"M": [1, 8, 64], "N": [3, 1000]})
-    # elements of both inputs: (64, 3) 195, (1, 1000) 2000, (8, 1000) 9000, (64, 1000) 65000
-    assert bench_sizes(case) == [{"M": 1, "N": 1000}, {"M": 8, "N": 1000}, {"M": 64, "N": 1000}]
+    # From (64, 1000) the smaller dim doubles until the (M, N) input holds 2**24 elements:
+    # (4096, 4000) holds 16,384,000, one short doubling of 2**24 = 16,777,216.
+    assert bench_sizes(case) == [{"M": 4096, "N": 8000}]
+    # Within free memory: 4 times the inputs at 4 bytes an element fit in 16 MiB at
+    # (1024, 1000), not at (1024, 2000).
+    assert bench_sizes(case, free_bytes=16 * 2**20) == [{"M": 1024, "N": 1000}]
 
 
 def test_bench_sizes_sweep_lists_and_keep_dicts() -> None:

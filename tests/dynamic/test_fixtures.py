@@ -12,7 +12,7 @@ tl = pytest.importorskip("triton.language")
 pytest.importorskip("numpy")
 
 from triton_lint.dynamic import run_file_report  # noqa: E402
-from triton_lint.dynamic_report import StressCell  # noqa: E402
+from triton_lint.dynamic.dynamic_report import StressCell  # noqa: E402
 from triton_lint.finding import Finding  # noqa: E402
 
 from .conftest import FIXTURES, line_of  # noqa: E402

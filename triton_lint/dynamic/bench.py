@@ -19,18 +19,20 @@ from triton_lint.dynamic.case_findings import FindingLog
 from triton_lint.dynamic.compare import flatten
 from triton_lint.dynamic.inputs import (
     Combo,
-    dim_combos,
     dtype_variants,
+    input_numels,
     largest_dims,
     make_args,
     tensor_elements,
 )
 from triton_lint.dynamic.launches import LaunchRecorder
 from triton_lint.finding import Finding
-from triton_lint.stress import Case
+from triton_lint.stress import Case, TensorSpec
 
-#: Default sizes timed per case when it gives no `bench=` dims: its largest stress sizes.
-DEFAULT_SIZES = 3
+#: Without `bench=` dims, a case is timed where its largest input holds this many elements.
+BENCH_ELEMENTS = 2**24
+#: ... while this many times its inputs fit in free GPU memory.
+MEMORY_FACTOR = 4
 #: TL914 needs the wrapper slower than the slower baseline by this factor (timing noise) and by
 #: this many milliseconds (a Triton launch costs tens of microseconds more than a PyTorch one;
 #: at sizes that small the difference is launch overhead, not the kernel).
@@ -40,10 +42,10 @@ LAUNCH_SLACK_MS = 0.03
 PEAK_GBS = {"H200": 4800.0, "H100 PCIe": 2000.0, "H100": 3350.0, "A100": 2039.0, "L4": 300.0}
 
 
-def bench_sizes(case: Case) -> list[dict[str, int]]:
+def bench_sizes(case: Case, free_bytes: int | None = None) -> list[dict[str, int]]:
     """The dims to time: `bench=` dicts as given, or the product of `bench=` lists (other dims
-    at their largest stress size), else the largest `DEFAULT_SIZES` stress combinations by
-    element count."""
+    at their largest stress size), else the largest stress sizes grown until the largest input
+    holds `BENCH_ELEMENTS` (`grown_dims`): stress sizes time launch overhead, not the kernel."""
     largest = largest_dims(case)
     if isinstance(case.bench, list):
         return [{**largest, **dims} for dims in case.bench]
@@ -53,8 +55,25 @@ def bench_sizes(case: Case) -> list[dict[str, int]]:
             {**largest, **dict(zip(names, values, strict=True))}
             for values in itertools.product(*(case.bench[n] for n in names))
         ]
-    combos = sorted(dim_combos(case), key=lambda d: tensor_elements(case, d))
-    return combos[-DEFAULT_SIZES:]
+    return [grown_dims(case, largest, free_bytes)]
+
+
+def grown_dims(case: Case, dims: dict[str, int], free_bytes: int | None) -> dict[str, int]:
+    """`dims` with the smallest dim doubled, again and again, until the largest input holds
+    `BENCH_ELEMENTS`, while `MEMORY_FACTOR` times the inputs (at 4 bytes an element) fit in
+    `free_bytes`."""
+    names = [n for n in dims if any(n in s.dims for s in case.inputs if isinstance(s, TensorSpec))]
+    grown = dict(dims)
+    while names and max((n or 0) for n in input_numels(case, grown)) < BENCH_ELEMENTS:
+        name = min(names, key=lambda n: grown[n])
+        bigger = {**grown, name: grown[name] * 2}
+        if (
+            free_bytes is not None
+            and tensor_elements(case, bigger) * 4 * MEMORY_FACTOR > free_bytes
+        ):
+            break
+        grown = bigger
+    return grown
 
 
 def peak_bandwidth_gbs() -> float | None:
@@ -96,7 +115,9 @@ class CaseBench:
 
     def run(self) -> tuple[list[dict[str, Any]], list[Finding]]:
         dtypes = dtype_variants(self.case)[0]
-        combos = [Combo(dims, dtypes, "normal", "contiguous") for dims in bench_sizes(self.case)]
+        free = torch.cuda.mem_get_info()[0] if torch.cuda.is_available() else None
+        sizes = bench_sizes(self.case, free)
+        combos = [Combo(dims, dtypes, "normal", "contiguous") for dims in sizes]
         return [self.row(c) for c in combos], list(self.log.findings.values())
 
     def row(self, combo: Combo) -> dict[str, Any]:

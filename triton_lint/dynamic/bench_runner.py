@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from triton_lint.dynamic.cases import case_names
 from triton_lint.dynamic.child_io import child_env, finding_from_dict
-from triton_lint.dynamic_report import PerfRow
+from triton_lint.dynamic.dynamic_report import PerfRow
 from triton_lint.finding import Finding, Severity
 
 

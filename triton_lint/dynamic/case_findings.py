@@ -33,6 +33,7 @@ WITNESS_KEYS = frozenset(
         "side",
         "spread",
         "device",
+        "lands",
     }
 )
 
@@ -97,6 +98,7 @@ class FindingLog:
         dedup: Any = None,
         launch: Site | None = None,
         severity: Severity | None = None,
+        column: int | None = None,
     ) -> None:
         self.combo_codes.add(code)
         key = (code, site[0], site[1], dedup)
@@ -119,7 +121,7 @@ class FindingLog:
             }
         self.findings[key] = Finding(
             path=site[0],
-            span=Span(site[1], 1, site[1], max(len(text), 0) + 1),
+            span=Span(site[1], column or 1, site[1], max(len(text), 0) + 1),
             code=code,
             name=meta.name,
             severity=severity or meta.severity,
@@ -140,10 +142,19 @@ class FindingLog:
                 k: ev.get(k)
                 for k in ("op", "arg", "pid", "lane", "offsets", "bad_lanes", "owner_inferred")
             }
+            if ev.get("lands"):
+                props["lands"] = ev["lands"]
             if ev.get("side") is not None or ev.get("pid") is None:
                 props["side"] = ev.get("side")
             self.add(
-                "TL901", site, oob_message(ev, combo), combo, props, dedup=ev["arg"], launch=launch
+                "TL901",
+                site,
+                oob_message(ev, combo),
+                combo,
+                props,
+                dedup=ev["arg"],
+                launch=launch,
+                column=ev.get("column"),
             )
         elif kind in ("assert", "overflow"):
             code = "TL910" if kind == "overflow" else "TL909"
@@ -178,8 +189,9 @@ def oob_message(ev: dict[str, Any], combo: Combo) -> str:
     if ev.get("pid") is not None:
         return (
             f"out-of-bounds {ev['op']} of {what} in program {tuple(ev['pid'])}, lane "
-            f"{tuple(ev['lane'])}: element offset(s) {ev['offsets']} outside the tensor; "
-            f"{ev['bad_lanes']} lane(s) masked off {combo.short()}"
+            f"{tuple(ev['lane'])}: element offset(s) {ev['offsets']} outside the tensor"
+            + (f" ({ev['lands']})" if ev.get("lands") else "")
+            + f"; {ev['bad_lanes']} lane(s) masked off {combo.short()}"
         )
     if ev["op"] == "store":
         side = "before its first element" if ev["side"] == "before" else "past its end"

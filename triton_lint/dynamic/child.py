@@ -1,13 +1,16 @@
-"""Child process: import one user module, run its stress cases on a backend, emit findings.
+"""Child process: import user modules, run their stress cases on a backend, emit findings.
 
 Run as `python -m triton_lint.dynamic.child --file F --out O [--device cuda|interpreter]
-[--only NAME]... [--skip K] [--skip-combos C] [--large | --bench]`. `--bench` times the cases
-instead of checking them (`bench` events); `--large` checks them at sizes past 2**31 elements.
-`TRITON_INTERPRET` comes from the parent (1 for the interpreter, 0 for native runs) before triton
-can be imported. Results are appended to `O` as JSON lines (`cases`, `start`, `combo_start`,
-`combo`, `done`) so the parent can tell which case, and which combination, crashed or hung. On a
-GPU fault that leaves the CUDA context unusable the child emits the case's findings so far
-(`fault`) and exits with status 3; the parent starts a fresh child at the next combination.
+[--only NAME]... [--skip K] [--skip-combos C] [--large | --bench]`, or warm with `--serve`:
+one unit (`{"file", "out", "only", "skip", "skip_combos"}`) per line on stdin, each ended by a
+`unit_end` event, the backend (CUDA context, compiled kernels) kept between units. `--bench`
+times the cases instead of checking them (`bench` events); `--large` checks them at sizes past
+2**31 elements. `TRITON_INTERPRET` comes from the parent (1 for the interpreter, 0 for native
+runs) before triton can be imported. Results are appended to `O` as JSON lines (`unit`, `cases`,
+`start`, `combo_start`, `combo`, `done`) so the parent can tell which case, and which
+combination, crashed or hung. On a GPU fault that leaves the CUDA context unusable the child
+emits the case's findings so far (`fault`) and exits with status 3; the parent starts a fresh
+child at the next combination.
 """
 
 from __future__ import annotations
@@ -45,10 +48,103 @@ def make_backend(device: str, redzones: bool, device_log: str | None) -> Any:
     return InterpreterBackend()
 
 
+def _import(path: str, imported: set[str]) -> None:
+    """Import the user's module once per process (a warm child may get its cases in two units)."""
+    if path in imported:
+        return
+    imported.add(path)
+    import_user_module(path)
+
+
+class Child:
+    """What one child process keeps between units: its backend and the modules it imported."""
+
+    def __init__(self, ns: argparse.Namespace) -> None:
+        self.ns = ns
+        self.backend: Any = None
+        self.imported: set[str] = set()
+
+    def run_unit(self, unit: dict[str, Any]) -> int:
+        """Run one file's cases (`unit`: file, out, only, skip, skip_combos); 0 or FAULT_EXIT."""
+        ns = self.ns
+        path = os.path.abspath(unit["file"])
+        out = unit["out"]
+
+        def emit(obj: dict[str, Any]) -> None:
+            with open(out, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(_jsonable(obj)) + "\n")
+
+        emit({"event": "unit"})  # started: the parent's clock for this unit begins
+        try:
+            if self.backend is None and not ns.bench:
+                self.backend = make_backend(ns.device, not ns.no_redzones, ns.device_log)
+            _import(path, self.imported)
+        except BaseException as e:
+            tb = traceback.extract_tb(e.__traceback__)
+            line = next(
+                (fs.lineno for fs in reversed(tb) if os.path.abspath(fs.filename) == path),
+                1,
+            )
+            emit({"event": "import_error", "error": f"{type(e).__name__}: {e}", "line": line})
+            return 0
+        only = unit.get("only") or []
+        cases = [c for c in stress.REGISTRY if os.path.abspath(c.path) == path]
+        if only:
+            cases = [c for c in cases if c.name in only or c.fn.__name__ in only]
+        emit({"event": "cases", "names": [c.name for c in cases], "lines": [c.line for c in cases]})
+        if ns.bench:
+            _bench(cases, emit)
+            return 0
+        return self.run_cases(
+            cases, emit, int(unit.get("skip") or 0), int(unit.get("skip_combos") or 0)
+        )
+
+    def run_cases(self, cases: list[stress.Case], emit: Any, skip: int, skip_combos: int) -> int:
+        ns, backend = self.ns, self.backend
+        runner_class = CaseRunner
+        if ns.large:
+            from triton_lint.dynamic.large import LargeCaseRunner
+
+            runner_class = LargeCaseRunner
+        for i, c in enumerate(cases):
+            if i < skip:
+                continue
+            emit({"event": "start", "index": i, "name": c.name, "device": backend.description})
+            runner = runner_class(
+                backend,
+                c,
+                emit,
+                repeats=ns.repeats,
+                skip_combos=skip_combos if i == skip else 0,
+                plain=ns.plain,
+            )
+            try:
+                runner.run()
+            except StickyError:
+                emit(
+                    {
+                        "event": "fault",
+                        "index": i,
+                        "name": c.name,
+                        "combo_index": runner.combo_index,
+                        "codes": sorted(runner.log.combo_codes),
+                        **_payload(runner),
+                    }
+                )
+                return FAULT_EXIT
+            except BaseException as e:
+                failure = [runner_failure(c, e)]
+                emit({"event": "done", "index": i, "name": c.name, "findings": failure})
+                continue
+            emit({"event": "done", "index": i, "name": c.name, **_payload(runner)})
+        return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--file", required=True)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--file")
+    ap.add_argument("--out")
+    ap.add_argument("--serve", action="store_true", help="units as JSON lines on stdin")
     ap.add_argument("--device", choices=("interpreter", "cuda"), default="interpreter")
     ap.add_argument("--no-redzones", action="store_true")
     ap.add_argument("--repeats", type=int, default=3)
@@ -60,68 +156,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bench", action="store_true", help="time the cases instead of checking")
     ap.add_argument("--large", action="store_true", help="check at sizes past 2**31 elements")
     ns = ap.parse_args(argv)
-    path = os.path.abspath(ns.file)
-
-    def emit(obj: dict[str, Any]) -> None:
-        with open(ns.out, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(_jsonable(obj)) + "\n")
-
-    try:
-        backend = None if ns.bench else make_backend(ns.device, not ns.no_redzones, ns.device_log)
-        import_user_module(path)
-    except BaseException as e:
-        tb = traceback.extract_tb(e.__traceback__)
-        line = next(
-            (fs.lineno for fs in reversed(tb) if os.path.abspath(fs.filename) == path),
-            1,
-        )
-        emit({"event": "import_error", "error": f"{type(e).__name__}: {e}", "line": line})
-        return 0
-    cases = [c for c in stress.REGISTRY if os.path.abspath(c.path) == path]
-    if ns.only:
-        cases = [c for c in cases if c.name in ns.only or c.fn.__name__ in ns.only]
-    emit(
-        {
-            "event": "cases",
-            "names": [c.name for c in cases],
-            "lines": [c.line for c in cases],
-        }
-    )
-    if ns.bench:
-        _bench(cases, emit)
-        return 0
-    assert backend is not None
-    runner_class = CaseRunner
-    if ns.large:
-        from triton_lint.dynamic.large import LargeCaseRunner
-
-        runner_class = LargeCaseRunner
-    for i, c in enumerate(cases):
-        if i < ns.skip:
+    child = Child(ns)
+    if not ns.serve:
+        if not ns.file or not ns.out:
+            ap.error("--file and --out are required without --serve")
+        unit = {"file": ns.file, "out": ns.out, "only": ns.only, "skip": ns.skip}
+        return child.run_unit({**unit, "skip_combos": ns.skip_combos})
+    while raw := sys.stdin.readline():
+        if not raw.strip():
             continue
-        emit({"event": "start", "index": i, "name": c.name, "device": backend.description})
-        skip_combos = ns.skip_combos if i == ns.skip else 0
-        runner = runner_class(
-            backend, c, emit, repeats=ns.repeats, skip_combos=skip_combos, plain=ns.plain
-        )
-        try:
-            runner.run()
-        except StickyError:
-            emit(
-                {
-                    "event": "fault",
-                    "index": i,
-                    "name": c.name,
-                    "combo_index": runner.combo_index,
-                    "codes": sorted(runner.log.combo_codes),
-                    **_payload(runner),
-                }
-            )
-            return FAULT_EXIT
-        except BaseException as e:
-            emit({"event": "done", "index": i, "name": c.name, "findings": [runner_failure(c, e)]})
-            continue
-        emit({"event": "done", "index": i, "name": c.name, **_payload(runner)})
+        unit = json.loads(raw)
+        code = child.run_unit(unit)
+        with open(unit["out"], "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"event": "unit_end"}) + "\n")
+        if code:
+            return code
     return 0
 
 

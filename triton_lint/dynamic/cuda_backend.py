@@ -5,7 +5,8 @@ guard regions (`redzone`). After each run a changed guard byte is an out-of-boun
 second run with other guard bytes that changes the output is an out-of-bounds read (named per
 buffer by a run that changes only that buffer's guards). The launch recorder names the kernel
 parameter behind a buffer and the kernel source names the accesses that can reach it. Masked-off
-lanes are poisoned at compile time (`poison`). Faults that leave the CUDA context unusable
+lanes read a poison table set per run (`poison`); every access is bounds-checked inside the
+kernel (`bounds`). Faults that leave the CUDA context unusable
 (illegal address, device-side assert) mark the result sticky: the child reports and exits.
 """
 
@@ -22,6 +23,7 @@ import torch
 
 from triton_lint.dynamic.autotune_check import AutotuneCheck
 from triton_lint.dynamic.backend import Rerun, RunMode, RunResult, Site, Writer
+from triton_lint.dynamic.bounds import BoundsChecker
 from triton_lint.dynamic.compare import flatten, same
 from triton_lint.dynamic.kernel_source import access_lines, compile_error_frame, python_function
 from triton_lint.dynamic.launches import LaunchRecorder
@@ -91,10 +93,13 @@ class CudaBackend:
         self.redzones = redzones
         self.arena = Arena(self.torch_device)
         self.recorder = LaunchRecorder()
-        self.poisoner = Poisoner()
+        #: Compiled-in bounds checks (before the poisoner, which wraps their `tl.load`).
+        self.bounds = BoundsChecker(self.torch_device) if redzones else None
+        if self.bounds is not None:
+            self.recorder.on_launch = self.bounds.on_launch
+        self.poisoner = Poisoner(self.torch_device)
         #: The file this process's stderr goes to (CUDA prints failed device asserts there).
         self.device_output = device_output
-        self.cleared = False
         self._log_pos = 0
         self.pending: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.autotune = AutotuneCheck(
@@ -123,6 +128,8 @@ class CudaBackend:
         self.arena.reset()
         self.recorder.reset_run()
         self.autotune.reset()
+        if self.bounds is not None:
+            self.bounds.reset()
         self.pending = {}
         self._log_pos = self._log_size()
         res = RunResult()
@@ -130,7 +137,7 @@ class CudaBackend:
         if mode.guard_fill is not None:
             self.arena.fill_guards(mode.guard_fill, mode.guard_only)
         try:
-            with self.poisoner.active(mode.poison, self._clear):
+            with self.poisoner.active(mode.poison):
                 if self.redzones:
                     with self.arena.intercept(mode.alt_fill):
                         out = case.fn(*dev_args)
@@ -160,11 +167,9 @@ class CudaBackend:
         # A probe run fills the guards with other bytes on purpose: no write check there.
         checked = self.redzones and mode.guard_fill is None
         res.events = (self.write_events() if checked else []) + list(self.pending.values())
+        if self.bounds is not None:
+            res.events = self.bounds.events(self.arena) + res.events
         return res
-
-    def _clear(self) -> None:
-        self.cleared = True
-        self.recorder.clear_compiled()
 
     def _log_size(self) -> int:
         try:
@@ -202,7 +207,7 @@ class CudaBackend:
     def read_probe(self, rerun: Rerun, res: RunResult) -> list[dict[str, Any]]:
         """Rerun with other guard bytes: a changed output is an out-of-bounds read; one run per
         buffer (only its guards changed) names the buffer and the loads that can reach it."""
-        if not self.redzones:
+        if not self.redzones or not self.bounds_blind():
             return []
         probe = rerun(RunMode(guard_fill=PROBE))
         if probe.error is not None or same(probe.outputs, res.outputs):
@@ -214,6 +219,11 @@ class CudaBackend:
                 # Named now: the buffer's address belongs to this run's launches.
                 events.append(self._oob_event(self.arena.buffers[i], "load", None, []))
         return _explained(events)
+
+    def bounds_blind(self) -> bool:
+        """Some access of this process's kernels has no compiled-in check (block pointers,
+        tensor descriptors): only the red-zone probe can see its reads."""
+        return self.bounds is None or self.bounds.blind
 
     def masked_load_sites(self, res: RunResult) -> list[Site]:
         """Every masked load without `other=` the compiler met in this run's kernels (or in
@@ -303,8 +313,7 @@ class CudaBackend:
             if not params:
                 continue
             variants = len({tuple(sorted(map(repr, v.items()))) for v in values})
-            if not self.cleared:
-                variants = max(variants, compiled_variants(kernel))
+            variants = max(variants, compiled_variants(kernel))
             out.append({"kernel": kernel, "params": params, "variants": variants})
         self.recorder.reset_case()
         return out

@@ -94,6 +94,12 @@ def access_lines(kernel: Any, param: str, write: bool) -> tuple[str, list[int]]:
     return path, [line for op, line, names in accesses if op in ops and param in names]
 
 
+def access_names(fn: Any, line: int) -> set[str]:
+    """Every name the pointer expressions of the accesses on `line` derive from."""
+    _path, accesses = _accesses(python_function(fn))
+    return {name for _op, at, names in accesses if at == line for name in names}
+
+
 def compile_error_frame(
     error: BaseException, kernels: Iterable[Any]
 ) -> traceback.FrameSummary | None:

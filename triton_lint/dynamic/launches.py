@@ -44,6 +44,8 @@ class LaunchRecorder:
         self.case_constexprs: dict[str, list[dict[str, Any]]] = {}
         self.case_kernels: dict[str, Any] = {}
         self.original: Any = None
+        #: Called before every launch with (kernel, parameter names, values, launch site).
+        self.on_launch: Any = None
         if installed:
             self.install()
 
@@ -96,6 +98,8 @@ class LaunchRecorder:
             elif getattr(p, "is_constexpr", False) and pname in values:
                 rec.constexprs[pname] = v
         self.launches.append(rec)
+        if self.on_launch is not None:
+            self.on_launch(fn, names, values, rec.site)
         self.kernels[id(fn)] = fn
         self.case_kernels[name] = fn
         self.case_constexprs.setdefault(name, []).append(rec.constexprs)

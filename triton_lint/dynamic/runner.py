@@ -15,7 +15,6 @@ GPU; the output order does not depend on it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import pathlib
@@ -33,10 +32,17 @@ from triton_lint.dynamic.cases import case_names, discover
 from triton_lint.dynamic.child_io import child_env, finding_from_dict
 from triton_lint.dynamic.codes import CODES
 from triton_lint.dynamic.devices import INTERPRETER, Device
-from triton_lint.dynamic_report import DynamicReport, StressCell
+from triton_lint.dynamic.dynamic_report import DynamicReport, StressCell
+from triton_lint.dynamic.progress import Progress
+from triton_lint.dynamic.sanitize_run import sanitize_file
+from triton_lint.dynamic.units import Unit, case_count, default_jobs, plan_units
+from triton_lint.dynamic.warm import WarmChild
 from triton_lint.finding import Finding, Span
 
 DEFAULT_TIMEOUT = 300.0
+#: Seconds a child may take to start (Python, torch) before its first unit, whatever the
+#: per-case timeout: on a loaded machine start-up alone can exceed a short one.
+STARTUP_GRACE = 120.0
 CPU_PERFORMANCE_NOTE = (
     "No timings: the stress cases ran under Triton's CPU interpreter, whose timings say nothing "
     "about GPU performance. Benchmarks need a GPU run (`--device cuda --bench`)."
@@ -88,8 +94,11 @@ def run_file_report(
     on_case: Callable[[str], None] | None = None,
     options: ChildOptions | None = None,
     gpu: int | None = None,
+    child: WarmChild | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[Finding], list[StressCell]]:
-    """`run_file`, plus one stress-matrix cell per combination the child executed."""
+    """`run_file`, plus one stress-matrix cell per combination the child executed; with
+    `child`, the cases run in that warm child (started again after it dies)."""
     options = options or ChildOptions()
     if timeout is not None:
         options = replace(options, timeout=timeout)
@@ -104,6 +113,26 @@ def run_file_report(
         while True:
             with tempfile.TemporaryDirectory(prefix="tl-dyn-") as tmp:
                 out = os.path.join(tmp, "events.jsonl")
+                if child is not None:
+                    unit = {"file": real, "out": out, "only": only or [], "skip": skip}
+                    proc, err = child.submit({**unit, "skip_combos": skip_combos})
+                    restart = _watch(
+                        proc,
+                        out,
+                        err,
+                        options.timeout,
+                        display,
+                        path_map,
+                        findings,
+                        seen,
+                        cells,
+                        on_case,
+                        progress,
+                    )
+                    if restart is None:
+                        return findings, cells
+                    skip, skip_combos = restart
+                    continue
                 err = os.path.join(tmp, "stderr.txt")
                 cmd = [
                     sys.executable,
@@ -148,6 +177,7 @@ def run_file_report(
                         seen,
                         cells,
                         on_case,
+                        progress,
                     )
             if restart is None:
                 return findings, cells
@@ -179,6 +209,7 @@ def _watch(
     seen: set[Any],
     cells: list[StressCell],
     on_case: Callable[[str], None] | None,
+    progress: Progress | None = None,
 ) -> tuple[int, int] | None:
     """Follow the child's event file; return the (case, combination) to restart from, or
     None when the child finished."""
@@ -189,8 +220,10 @@ def _watch(
     started = time.monotonic()
     buf = ""
     fault: tuple[int, int] | None = None
+    ended = False  # a warm child finished the unit (and lives on)
+    ready = False  # the child has started (its own start-up is not the case's time)
     while True:
-        done = proc.poll() is not None
+        done = ended or proc.poll() is not None
         if os.path.exists(out):
             with open(out, encoding="utf-8") as fh:
                 fh.seek(pos)
@@ -203,13 +236,17 @@ def _watch(
                     continue
                 ev = json.loads(raw)
                 kind = ev["event"]
-                if kind == "cases":
+                if kind == "unit":
+                    ready, started = True, time.monotonic()
+                elif kind == "cases":
                     _names, lines = ev["names"], ev["lines"]
                 elif kind == "start":
                     current = (ev["index"], ev["name"])
                     started = time.monotonic()
                     if on_case is not None:
                         on_case(ev["name"])
+                    if progress is not None:
+                        progress.case_started(display, ev["name"])
                 elif kind == "combo_start":
                     combo = ev
                 elif kind == "combo":
@@ -217,7 +254,10 @@ def _watch(
                     if current is not None:
                         cells.append(_cell(current[1], ev))
                 elif kind == "done":
+                    before = len(findings)
                     add_case_findings(ev, path_map, findings, seen)
+                    if progress is not None:
+                        progress.case_done(len(findings) - before)
                     current = None
                     combo = None
                 elif kind == "fault":
@@ -225,6 +265,8 @@ def _watch(
                     add_case_findings(ev, path_map, findings, seen)
                     cells.append(_cell(ev["name"], combo, "error", tuple(ev.get("codes") or ())))
                     fault = (ev["index"], int(ev.get("combo_index") or 0) + 1)
+                elif kind == "unit_end":
+                    ended = True
                 elif kind == "import_error":
                     findings.append(
                         _case_failed(
@@ -238,6 +280,7 @@ def _watch(
         if done and not buf.strip():
             # Drain once more above before deciding; a pending event line was read in this pass.
             if fault is not None:
+                proc.wait()
                 return fault
             if current is None:
                 return None
@@ -260,8 +303,11 @@ def _watch(
                 )
             )
             cells.append(_cell(name, combo, "error"))
+            if progress is not None:
+                progress.case_done(1)
             return idx + 1, 0
-        if not done and time.monotonic() - started > timeout:
+        limit = timeout if ready else max(timeout, STARTUP_GRACE)
+        if not done and time.monotonic() - started > limit:
             proc.kill()
             proc.wait()
             if current is None:
@@ -287,6 +333,8 @@ def _watch(
                 )
             )
             cells.append(_cell(name, combo, "timeout"))
+            if progress is not None:
+                progress.case_done(1)
             return idx + 1, 0
         time.sleep(0.05)
 
@@ -335,36 +383,6 @@ def run_paths(
     return run_paths_report(paths, timeout=timeout, progress=progress)[0]
 
 
-@dataclass(frozen=True)
-class Unit:
-    """One child's work: a file and the cases to run there (None: all)."""
-
-    path: pathlib.Path
-    only: tuple[str, ...] | None = None
-
-
-def plan_units(files: list[pathlib.Path], jobs: int) -> list[Unit]:
-    """One unit per file; while there are fewer units than jobs, split the largest file's cases
-    in two, so every GPU (or CPU job) gets work."""
-    units: list[tuple[pathlib.Path, list[str]]] = []
-    for f in files:
-        try:
-            names = [n for n, _line in case_names(f.read_text(encoding="utf-8", errors="replace"))]
-        except OSError:
-            names = []
-        units.append((f, names))
-    split = list(units)
-    while len(split) < jobs:
-        largest = max(range(len(split)), key=lambda i: len(split[i][1]), default=None)
-        if largest is None or len(split[largest][1]) < 2:
-            break
-        f, names = split.pop(largest)
-        half = len(names) // 2
-        split[largest:largest] = [(f, names[:half]), (f, names[half:])]
-    per_file = Counter(f for f, _names in split)
-    return [Unit(f, None if per_file[f] == 1 else tuple(n)) for f, n in split]
-
-
 def run_paths_report(
     paths: list[pathlib.Path],
     *,
@@ -387,7 +405,7 @@ def run_paths_report(
     """
     files = discover(paths)
     options = ChildOptions(device.kind, timeout, repeats, redzones)
-    slots = jobs or (device.gpus if device.kind == "cuda" else 1) or 1
+    slots = jobs or default_jobs(device)
     report = DynamicReport(
         device=device.description,
         performance_note=CPU_PERFORMANCE_NOTE if device.kind == "interpreter" else None,
@@ -395,8 +413,9 @@ def run_paths_report(
     findings, cells = _run_units(plan_units(files, slots), options, device, slots, progress)
     report.stress.extend(cells)
     if large:
+        big = jobs or max(device.gpus, 1)  # one child per GPU: each needs the whole card
         more, cells = _run_units(
-            plan_units(files, slots), replace(options, large=True), device, slots, progress
+            plan_units(files, big), replace(options, large=True), device, big, progress
         )
         report.stress.extend(cells)
         known = {(f.code, f.path, f.line, f.properties.get("case")) for f in findings}
@@ -426,70 +445,36 @@ def _run_units(
     """Run the units on `slots` parallel children (one GPU each); results in unit order."""
     gpus = list(range(device.gpus)) if device.kind == "cuda" else []
     free = list(range(slots))
+    # One warm child per slot (so per GPU): started once, kept across units and files.
+    children = [
+        WarmChild(options, gpus[slot % len(gpus)] if gpus and device.gpus > 1 else None)
+        for slot in range(slots)
+    ]
+
+    bar = None
+    if progress and sys.stderr.isatty():
+        total = sum(len(u.only) if u.only is not None else case_count(u.path) for u in units)
+        label = "large cases" if options.large else "stress cases"
+        bar = Progress(Counter(str(u.path) for u in units), total, label)
 
     def work(unit: Unit) -> tuple[list[Finding], list[StressCell]]:
         slot = free.pop()
         try:
-            gpu = gpus[slot % len(gpus)] if gpus and device.gpus > 1 else None
             only = list(unit.only) if unit.only is not None else None
-            return run_file_report(unit.path, only=only, options=options, gpu=gpu)
+            return run_file_report(
+                unit.path, only=only, options=options, child=children[slot], progress=bar
+            )
         finally:
             free.append(slot)
+            if bar is not None:
+                bar.unit_done(str(unit.path))
 
-    show = progress and sys.stderr.isatty()
-    results: list[tuple[list[Finding], list[StressCell]]] = []
     with ThreadPoolExecutor(max_workers=slots) as pool:
         futures = [pool.submit(work, u) for u in units]
-        if show:
-            import click
-
-            label = "large cases" if options.large else "stress cases"
-            with click.progressbar(length=len(futures), label=label, file=sys.stderr) as bar:
-                for fut in futures:
-                    results.append(fut.result())
-                    bar.update(1)
-        else:
-            results = [fut.result() for fut in futures]
+        results = [fut.result() for fut in futures]
+    for child in children:
+        child.close()
+    if bar is not None:
+        bar.close()
     findings = [f for found, _ in results for f in found]
     return findings, [c for _, cells in results for c in cells]
-
-
-def sanitize_file(
-    path: pathlib.Path, cases: list[str], tool: str, timeout: float = DEFAULT_TIMEOUT
-) -> list[Finding]:
-    """Run `cases` of one file once per combination under compute-sanitizer `tool`. A case
-    stops at its first fault: the error records of that combination are its witness, and a fresh
-    child per later combination would cost a sanitizer start-up (seconds) each."""
-    from triton_lint.dynamic import compute_sanitizer as cs
-
-    executable = cs.find_compute_sanitizer()
-    display, real = str(path), os.path.realpath(path)
-    findings: list[Finding] = []
-    with tempfile.TemporaryDirectory(prefix="tl-sanitize-") as tmp:
-        for case in cases:
-            xml_path = os.path.join(tmp, f"{case}.xml")
-            out = os.path.join(tmp, f"{case}.jsonl")
-            cmd = [
-                *cs.command(tool, executable, xml_path),
-                sys.executable,
-                *("-m", "triton_lint.dynamic.child", "--file", real, "--out", out),
-                *("--device", "cuda", "--no-redzones", "--plain", "--only", case),
-            ]
-            env = child_env("cuda", os.path.join(tmp, "cache"))
-            env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                subprocess.run(
-                    cmd,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    stdin=subprocess.DEVNULL,
-                    env=env,
-                    timeout=timeout * 4,
-                )
-            try:
-                with open(xml_path, encoding="utf-8", errors="replace") as fh:
-                    records = cs.parse_records(fh.read())
-            except OSError:
-                records = []
-            findings.extend(cs.findings_from_records(records, tool, case, {real: display}))
-    return findings

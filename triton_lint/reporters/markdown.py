@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from triton_lint.dynamic_report import DynamicReport, StressCell
+from triton_lint.dynamic.dynamic_report import DynamicReport, StressCell
 from triton_lint.finding import Applicability, Category, Finding, Severity
 from triton_lint.fingerprint import split_lines
 from triton_lint.reporters.common import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from triton_lint.dynamic_report import DynamicReport, PerfRow
+from triton_lint.dynamic.dynamic_report import DynamicReport, PerfRow
 
 PLOT_EXTRA_NOTE = "Install `triton-lint[plot]` (matplotlib) for a plot of these timings."
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from triton_lint.compile.targets import Arch, parse_archs
 from triton_lint.config import Config, config_for_directory
 from triton_lint.dynamic.devices import Device, DeviceError, resolve_device
-from triton_lint.dynamic_report import DynamicReport
+from triton_lint.dynamic.dynamic_report import DynamicReport
 from triton_lint.finding import Finding
 from triton_lint.run import RunResult
 
@@ -28,6 +28,7 @@ class DynamicRun:
     sanitize_all: bool = False
     large: bool = False
     bench: bool = False
+    progress: bool = True  # a progress line on stderr when it is a terminal (off: --quiet)
 
 
 def check_sanitizer(device: Device) -> None:
@@ -113,7 +114,7 @@ def run_dynamic(result: RunResult, paths: list[Path], run: DynamicRun) -> None:
     dynamic_findings, report = run_paths_report(
         paths,
         timeout=run.timeout,
-        progress=True,
+        progress=run.progress,
         device=run.device,
         jobs=run.jobs,
         repeats=run.repeats,
