@@ -302,9 +302,9 @@ def test_launch_arguments_spread_from_tuples_and_dicts():
         def k(a, s0, s1, n, b, c, d):
             pass
 
-        def launch(x, idx, n, extra):
+        def launch(x, ix, n, extra):
             kwargs = dict(b=1, c=x)
-            k[(1,)](x, *((idx.stride(0), idx.stride(1)) if idx is not None else (0, 0)), n, **kwargs)
+            k[(1,)](x, *((ix.stride(0), ix.stride(1)) if ix is not None else (0, 0)), n, **kwargs)
             k[(1,)](x, *(2, 3), n, **{"b": 4, "d": 5})
             k[(1,)](x, *extra, n)
         """
@@ -314,8 +314,8 @@ def test_launch_arguments_spread_from_tuples_and_dicts():
     first, second, third = (site.bound_arguments(kernel) for site in kernel.launches)
     assert {k: code(v) for k, v in first.items()} == {
         "a": "x",
-        "s0": "idx.stride(0)",
-        "s1": "idx.stride(1)",
+        "s0": "ix.stride(0)",
+        "s1": "ix.stride(1)",
         "n": "n",
         "b": "1",
         "c": "x",
