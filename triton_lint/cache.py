@@ -54,10 +54,14 @@ def _package_files(directory: Path) -> Iterable[Path]:
             yield Path(entry.path)
 
 
-def entry_key(path: str, codes: Iterable[str], target: str, data: bytes) -> str:
-    """The key of one file's results: what it holds, where, which rules, which Triton."""
+def entry_key(
+    path: str, codes: Iterable[str], target: str, data: bytes, project: str = ""
+) -> str:
+    """The key of one file's results: what it holds, where, which rules, which Triton, and
+    the digest of the other files of the project its findings read (`ProjectContext.digest`):
+    editing a caller in another file re-lints the kernel's file."""
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(f"{path}\0{','.join(sorted(codes))}\0{target}\0".encode())
+    digest.update(f"{path}\0{','.join(sorted(codes))}\0{target}\0{project}\0".encode())
     digest.update(data)
     return digest.hexdigest()
 
