@@ -125,7 +125,7 @@ class ProjectIndex:
         if not kernel_files:
             return
         names = {name for f in kernel_files for name in f.kernels}
-        pattern = _mention(names, r"\s*\[")
+        pattern = _mention(names, r"\b")  # a launch, or an import under another name
         for entry in self.files.values():
             if (entry.kernels or pattern.search(entry.text)) and entry.parse():
                 self._record_launches(entry)
