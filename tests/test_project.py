@@ -94,11 +94,27 @@ KERNELS = "import triton\n\n@triton.jit\ndef kern(x):\n    pass\n"
 @pytest.mark.parametrize(
     ("launcher", "text"),
     [
-        ("src/pkg/ops.py", "import triton\nfrom .kernels import kern\ndef op(x):\n    kern[(1,)](x)\n"),
-        ("src/pkg/ops.py", "import triton\nimport pkg.kernels as K\ndef op(x):\n    K.kern[(1,)](x)\n"),
-        ("src/pkg/sub/ops.py", "import triton\nfrom ..kernels import kern as k\ndef op(x):\n    k[(1,)](x)\n"),
-        ("src/pkg/sub/ops.py", "import triton\nfrom pkg import kern\ndef op(x):\n    kern[(1,)](x)\n"),
-        ("src/pkg/ops.py", "import triton\nfrom . import kernels\ndef op(x):\n    torch.library.wrap_triton(kernels.kern)[(1,)](x)\n"),
+        (
+            "src/pkg/ops.py",
+            "import triton\nfrom .kernels import kern\ndef op(x):\n    kern[(1,)](x)\n",
+        ),
+        (
+            "src/pkg/ops.py",
+            "import triton\nimport pkg.kernels as K\ndef op(x):\n    K.kern[(1,)](x)\n",
+        ),
+        (
+            "src/pkg/sub/ops.py",
+            "import triton\nfrom ..kernels import kern as k\ndef op(x):\n    k[(1,)](x)\n",
+        ),
+        (
+            "src/pkg/sub/ops.py",
+            "import triton\nfrom pkg import kern\ndef op(x):\n    kern[(1,)](x)\n",
+        ),
+        (
+            "src/pkg/ops.py",
+            "import triton\nfrom . import kernels\ndef op(x):\n"
+            "    torch.library.wrap_triton(kernels.kern)[(1,)](x)\n",
+        ),
     ],
 )
 def test_the_index_resolves_launches_through_imports(tmp_path, launcher, text):

@@ -54,9 +54,7 @@ def _package_files(directory: Path) -> Iterable[Path]:
             yield Path(entry.path)
 
 
-def entry_key(
-    path: str, codes: Iterable[str], target: str, data: bytes, project: str = ""
-) -> str:
+def entry_key(path: str, codes: Iterable[str], target: str, data: bytes, project: str = "") -> str:
     """The key of one file's results: what it holds, where, which rules, which Triton, and
     the digest of the other files of the project its findings read (`ProjectContext.digest`):
     editing a caller in another file re-lints the kernel's file."""

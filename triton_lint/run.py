@@ -17,9 +17,6 @@ from triton_lint.dynamic_report import DynamicReport
 from triton_lint.engine import FileResult, decode, lint_bytes, lint_text, may_hold_kernels
 from triton_lint.finding import Finding
 from triton_lint.fixes import FixError, FixOutcome, fix_text, fixable, write_fixed
-from triton_lint.rules.base import Rule
-from triton_lint.selection import Layer, expand, resolve, rules_for
-from triton_lint.target import resolve_target
 from triton_lint.model.project import ProjectContext
 from triton_lint.project.run import (
     MAX_PROJECT_FILES,
@@ -28,6 +25,9 @@ from triton_lint.project.run import (
     project_root,
     route_findings,
 )
+from triton_lint.rules.base import Rule
+from triton_lint.selection import Layer, expand, resolve, rules_for
+from triton_lint.target import resolve_target
 from triton_lint.workers import FileJob, default_jobs, lint_jobs
 
 
@@ -160,7 +160,7 @@ class Runner:
                 cache.put(_key(job), result.to_cache())
             results.append((job, result))
         by_display = {display: data for _, display, data in jobs}
-        for job, result in route_findings(results, asked):
+        for _job, result in route_findings(results, asked):
             if result.findings:  # fingerprints read the source around findings
                 result.text = _text(by_display[result.path])
             self.record(result)

@@ -15,8 +15,8 @@ from functools import cache
 
 from triton_lint.engine import FileResult, lint_bytes, lint_text
 from triton_lint.finding import Finding
-from triton_lint.model.project import ProjectContext
 from triton_lint.fixes import fix_text
+from triton_lint.model.project import ProjectContext
 from triton_lint.rules.base import Rule
 from triton_lint.selection import rules_for
 

@@ -12,6 +12,7 @@ from typing import Any
 import libcst as cst
 
 from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.foreign import find_foreign_launches
 from triton_lint.model.host import assigned_targets
 from triton_lint.model.kernel import (
     Autotune,
@@ -21,10 +22,9 @@ from triton_lint.model.kernel import (
     ModuleModel,
     Param,
 )
-from triton_lint.model.foreign import find_foreign_launches
 from triton_lint.model.launches import find_launches
-from triton_lint.model.project import ProjectContext
 from triton_lint.model.names import CONSTEXPR, TL, Aliases
+from triton_lint.model.project import ProjectContext
 from triton_lint.model.tree import block_statements
 from triton_lint.model.walker import walk_kernel
 

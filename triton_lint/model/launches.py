@@ -38,7 +38,9 @@ def find_launches_in(host: ModuleModel, sink: ModuleModel, names: dict[str, str]
         finder.walk(top)
 
 
-def statements_mentioning(model: ModuleModel, shorts: Iterable[str], after: str) -> list[cst.CSTNode]:
+def statements_mentioning(
+    model: ModuleModel, shorts: Iterable[str], after: str
+) -> list[cst.CSTNode]:
     """Top-level statements whose lines contain one of the names followed by ``after``
     (``kernel_name[``): the only ones worth visiting."""
     names = "|".join(re.escape(name) for name in shorts)

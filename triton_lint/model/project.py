@@ -33,7 +33,9 @@ class ProjectContext:
             hasher.update(display.encode() + b"\0")
             hasher.update(hashlib.blake2b(self.sources[display], digest_size=16).digest())
         hasher.update(repr(sorted(self.kernel_refs.items())).encode())
-        hasher.update(repr(sorted((k, sorted(v.items())) for k, v in self.callers.items())).encode())
+        hasher.update(
+            repr(sorted((k, sorted(v.items())) for k, v in self.callers.items())).encode()
+        )
         hasher.update(repr(sorted(self.unbounded)).encode())
         return hasher.hexdigest()
 

@@ -1,15 +1,17 @@
 """The project index: kernels by module, every launch of them wherever it is, and the callers of
-the functions that launch them, from one pass over the stdlib's trees (about five times faster
-to build than libcst's, and only for the files that can matter).
+the functions that launch them. It reads files' outlines line by line
+(`triton_lint.project.outline`), not syntax trees: a kernel file's lint parses it with libcst
+anyway, and the index must not parse it a second time.
 
-Which files are parsed:
+Which files are read:
 
 1. files that may define kernels (the engine's prefilter): their top-level ``@jit`` functions;
-2. files that mention one of those kernels' names followed by ``[`` (a launch): the launches,
+2. files that write one of those kernels' names: the launches (``name[`` or ``name)[``),
    resolved through imports (``from .kernels import kern``, ``import pkg.kernels as K``,
-   re-exports through a package's ``__init__``);
-3. files that mention a launching function's name followed by ``(``: the calls of it, then the
-   calls of those callers, up to `MAX_DEPTH` levels.
+   relative imports, re-exports through a package's ``__init__``); module names follow the
+   packages (``__init__.py``) above a file, so a ``src/`` layout needs nothing more;
+3. files that write a launching function's name: the calls of it (``name(``), then the calls
+   of those callers, up to `MAX_DEPTH` levels.
 
 Only files that mention ``triton`` are read at all (a bytes search): scanning every Python file
 of a monorepo for call names costs more than linting its kernels. A caller in a file that
@@ -23,24 +25,27 @@ what is unknown stays unknown.
 
 from __future__ import annotations
 
-import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from triton_lint.engine import decode, may_define_kernels, may_hold_kernels
 from triton_lint.model.project import FunctionKey, ProjectContext
+from triton_lint.project.outline import Outline, line_starts, occurrences, outline
 
 MAX_DEPTH = 2
 MAX_CALLS = 8
 #: Names too common to search callers by: every class has them.
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_LAUNCH = r"\s*\)?\s*\["  # `kern[grid]`, `wrap_triton(kern)[grid]`
+_CALL = r"\s*\("
 _UNSEARCHED = {"__init__", "__call__", "forward", "backward", "apply", "run", "main"}
 
 
 @dataclass
 class ProjectFile:
-    """One file of the project as the index reads it."""
+    """One file of the project as the index reads it (`triton_lint.project.outline`)."""
 
     display: str
     path: Path
@@ -48,15 +53,12 @@ class ProjectFile:
     module: str = ""
     is_package: bool = False
     _text: str | None = None
-    _tree: ast.Module | None = None
-    _parsed: bool = False
+    _outline: Outline | None = None
+    _words: set[str] | None = None
+    _starts: list[int] | None = None
     imports: dict[str, str] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)
     kernels: set[str] = field(default_factory=set)
-    #: (enclosing function's qualified name, dotted name launched)
-    launches: list[tuple[str, str]] = field(default_factory=list)
-    #: (enclosing function's qualified name or "", dotted name called)
-    calls: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -67,18 +69,39 @@ class ProjectFile:
                 self._text = ""
         return self._text
 
+    @property
+    def words(self) -> set[str]:
+        """Every identifier the file writes (to pick the files worth reading further)."""
+        if self._words is None:
+            self._words = set(_WORD.findall(self.text))
+        return self._words
+
     def parse(self) -> bool:
-        """Read the file's imports, definitions, launches and calls (once); False if Python
-        cannot parse it."""
-        if not self._parsed:
-            self._parsed = True
-            try:
-                self._tree = ast.parse(self.text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return False
-            _read(self, self._tree)
-            self._tree = None
+        """Read the file's outline: imports, top-level names, kernels (once)."""
+        if self._outline is None:
+            self._outline = outline(self.text)
+            self.imports = dict(self._outline.imports)
+            self.defined = self._outline.defined
+            self.kernels = self._outline.kernels
+            package = _package_of(self)
+            for local, (level, rest) in self._outline.relative.items():
+                anchor = package[: len(package) - level + 1] if level > 1 else package
+                self.imports[local] = ".".join([*anchor, rest])
         return True
+
+    def uses(self, names: set[str], after: str) -> Iterator[tuple[str, str]]:
+        """(qualified name of the function holding it or "", dotted name) of each use of one
+        of ``names`` followed by ``after`` (a launch ``[``, a call ``(``)."""
+        self.parse()
+        assert self._outline is not None
+        scopes = self._outline.scopes
+        wanted = names & self.words
+        if not wanted:
+            return
+        if self._starts is None:
+            self._starts = line_starts(self.text)
+        for line, dotted in occurrences(self.text, self._starts, wanted, after):
+            yield (scopes[line] if line < len(scopes) else ""), dotted
 
 
 def module_name(path: Path) -> tuple[str, bool]:
@@ -112,6 +135,8 @@ class ProjectIndex:
         self.launchers: dict[str, set[FunctionKey]] = {}
         self.callers: dict[FunctionKey, dict[str, set[str]]] = {}
         self.unbounded: set[FunctionKey] = set()
+        #: a function -> the functions that call it
+        self.calling: dict[FunctionKey, set[FunctionKey]] = {}
         self._contexts: dict[str, ProjectContext | None] = {}
         self._build()
 
@@ -125,18 +150,19 @@ class ProjectIndex:
         if not kernel_files:
             return
         names = {name for f in kernel_files for name in f.kernels}
-        pattern = _mention(names, r"\b")  # a launch, or an import under another name
         for entry in self.files.values():
-            if (entry.kernels or pattern.search(entry.text)) and entry.parse():
-                self._record_launches(entry)
+            if entry.words & names:  # a launch, or an import under another name
+                self._record_launches(entry, names)
         frontier = {key for keys in self.launchers.values() for key in keys}
         seen = set(frontier)
         for _ in range(MAX_DEPTH):
             frontier = self._record_callers(frontier) - seen
             seen |= frontier
 
-    def _record_launches(self, entry: ProjectFile) -> None:
-        for function, dotted in entry.launches:
+    def _record_launches(self, entry: ProjectFile, names: set[str]) -> None:
+        entry.parse()
+        local = names | {n for n, target in entry.imports.items() if target.split(".")[-1] in names}
+        for function, dotted in entry.uses(local, _LAUNCH):
             target = self.locate(self.resolve(entry, dotted))
             if target is None or target[1] not in target[0].kernels:
                 continue
@@ -157,23 +183,28 @@ class ProjectIndex:
                 wanted.setdefault(short, set()).add(key)
         if not wanted:
             return set()
-        pattern = _mention(set(wanted), r"\s*\(")
         found: set[FunctionKey] = set()
         counts: dict[FunctionKey, int] = {}
+        names = set(wanted)
         for entry in self.files.values():
-            if not pattern.search(entry.text) or not entry.parse():
+            if not entry.words & names:
                 continue
-            for caller, dotted in entry.calls:
-                short = dotted.rsplit(".", 1)[-1]
-                if short not in wanted:
-                    continue
+            entry.parse()
+            local = names | {n for n, t in entry.imports.items() if t.split(".")[-1] in names}
+            for caller, dotted in set(entry.uses(local, _CALL)):
                 key = self._function_key(entry, dotted, caller)
-                if key is None or key not in wanted[short] or (entry.display, caller) == key:
+                short = key[1].rsplit(".", 1)[-1] if key is not None else ""
+                if (
+                    key is None
+                    or key not in wanted.get(short, ())
+                    or (entry.display, caller) == key
+                ):
                     continue
                 counts[key] = counts.get(key, 0) + 1
                 self.callers.setdefault(key, {}).setdefault(entry.display, set()).add(dotted)
                 if caller:
                     found.add((entry.display, caller))
+                    self.calling.setdefault(key, set()).add((entry.display, caller))
         self.unbounded |= {key for key, count in counts.items() if count > MAX_CALLS}
         return found
 
@@ -209,8 +240,7 @@ class ProjectIndex:
             if entry is None:
                 continue
             name = ".".join(parts[cut:])
-            if not entry.parse():
-                return None
+            entry.parse()
             if name.split(".")[0] in entry.defined:
                 return entry, name
             return self.locate(self.resolve(entry, name), depth + 1)
@@ -255,15 +285,7 @@ class ProjectIndex:
         )
 
     def _calling_functions(self, key: FunctionKey) -> list[FunctionKey]:
-        found = []
-        for path, names in self.callers[key].items():
-            entry = self.files[path]
-            found.extend(
-                (path, caller)
-                for caller, dotted in entry.calls
-                if caller and dotted in names and self._function_key(entry, dotted, caller) == key
-            )
-        return found
+        return sorted(self.calling.get(key, ()))
 
     def dependents(self, display: str) -> set[str]:
         """Kernel files whose lint reads ``display`` (an editor re-lints them on save)."""
@@ -275,109 +297,6 @@ class ProjectIndex:
         return found
 
 
-def _mention(names: set[str], after: str) -> re.Pattern[str]:
-    alternatives = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
-    return re.compile(rf"\b(?:{alternatives}){after}")
-
-
 def _package_of(entry: ProjectFile) -> list[str]:
     parts = entry.module.split(".") if entry.module else []
     return parts if entry.is_package else parts[:-1]
-
-
-def _read(entry: ProjectFile, tree: ast.Module) -> None:
-    """Fill ``entry`` from its tree: imports, top-level names, kernels, launches and calls."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    entry.imports[alias.asname] = alias.name
-                else:
-                    first = alias.name.split(".")[0]
-                    entry.imports[first] = first
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                package = _package_of(entry)
-                anchor = package[: len(package) - node.level + 1] if node.level > 1 else package
-                base = ".".join([*anchor, base] if base else anchor)
-            for alias in node.names:
-                if alias.name != "*":
-                    entry.imports[alias.asname or alias.name] = f"{base}.{alias.name}".strip(".")
-    for stmt in _top_level(tree.body):
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            entry.defined.add(stmt.name)
-        if isinstance(stmt, ast.FunctionDef) and any(map(_is_jit, stmt.decorator_list)):
-            entry.kernels.add(stmt.name)
-        elif isinstance(stmt, ast.Assign):
-            entry.defined.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
-    _Calls(entry).visit(tree)
-
-
-def _top_level(body: list[ast.stmt]) -> Iterable[ast.stmt]:
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, ast.If | ast.Try):
-            yield from _top_level(stmt.body + stmt.orelse + getattr(stmt, "finalbody", []))
-
-
-def _is_jit(decorator: ast.expr) -> bool:
-    node = decorator.func if isinstance(decorator, ast.Call) else decorator
-    name = _dotted(node)
-    return name is not None and "jit" in name.rsplit(".", 1)[-1]
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
-class _Calls(ast.NodeVisitor):
-    """Launches and calls, each with the qualified name of the function holding it."""
-
-    def __init__(self, entry: ProjectFile) -> None:
-        self.entry = entry
-        self.scope: list[str] = []
-        self.in_function: list[bool] = [False]
-        self.seen: set[tuple[str, str]] = set()
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self._enter(node.name, False, node)
-
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        if node.name in self.entry.kernels and not self.scope:
-            return  # kernels launch nothing
-        self._enter(node.name, True, node)
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def _enter(self, name: str, function: bool, node: ast.AST) -> None:
-        nested = self.in_function[-1]
-        self.scope.append(f"<locals>.{name}" if nested else name)
-        self.in_function.append(function or nested)
-        self.generic_visit(node)
-        self.scope.pop()
-        self.in_function.pop()
-
-    def visit_Call(self, node: ast.Call) -> None:
-        function = ".".join(self.scope) if self.in_function[-1] else ""
-        func = node.func
-        if isinstance(func, ast.Subscript):
-            launched = func.value
-            if isinstance(launched, ast.Call) and launched.args:  # wrap_triton(kern)[grid]
-                launched = launched.args[0]
-            dotted = _dotted(launched)
-            if dotted is not None:
-                self.entry.launches.append((function, dotted))
-        else:
-            dotted = _dotted(func)
-            if dotted is not None and (function, dotted) not in self.seen:
-                self.seen.add((function, dotted))
-                self.entry.calls.append((function, dotted))
-        self.generic_visit(node)

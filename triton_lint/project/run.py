@@ -76,5 +76,7 @@ def route_findings(
         if result.path not in asked:
             continue
         if moved[result.path]:
-            result.findings = sorted(result.findings + moved[result.path], key=lambda f: f.sort_key())
+            result.findings = sorted(
+                result.findings + moved[result.path], key=lambda f: f.sort_key()
+            )
         yield job, result
