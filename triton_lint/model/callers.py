@@ -9,7 +9,8 @@ the call, the tests of the ``if`` statements around it, the checks of a helper i
 `MAX_DEPTH` levels). A test is kept only when, once the arguments are replaced by ``f``'s
 parameters, it reads nothing but those parameters: a test about a caller's other locals says
 nothing at the launch. A condition holds at the launch when it holds at every call; a value
-reaches a parameter when every call passes the same expression. A function with no known
+reaches a parameter when every call passes the same expression (with the caller's single
+definitions of the names it reads: ``num_tokens = x.shape[0]`` then ``op(x, num_tokens)``). A function with no known
 caller, or with more callers than the index follows, gets nothing: unknown, not guessed.
 """
 
@@ -112,10 +113,14 @@ class CallerIndex:
                 translated = _translate(test, by_code, host)
                 if translated is not None and _free_names(translated) <= params | _ALLOWED_FREE:
                     out.append(translated)
-        for param, arg in bound.items():
-            value = _inline(arg, definitions, 3)
-            if not isinstance(value, cst.Name):
-                facts.values[param] = value
+        facts.values = dict(bound)
+        pending = [(arg, 3) for arg in bound.values()]
+        while pending:  # the caller's definitions of the names the arguments read
+            expr, depth_left = pending.pop()
+            for name in _free_names(expr) - set(facts.values):
+                if name in definitions and depth_left > 0:
+                    facts.values[name] = definitions[name]
+                    pending.append((definitions[name], depth_left - 1))
         return facts
 
 
@@ -264,17 +269,6 @@ def _substitute(
         if isinstance(n, cst.Name) and n.value in values
     }
     return _replace(expr, names) if names else expr
-
-
-def _inline(
-    expr: cst.BaseExpression, definitions: dict[str, cst.BaseExpression], depth: int
-) -> cst.BaseExpression:
-    """``expr`` with the caller's single definitions of its names put in (a few levels)."""
-    for _ in range(depth):
-        if not any(n.value in definitions for n in _free_name_nodes(expr)):
-            break
-        expr = _substitute(expr, definitions)
-    return expr
 
 
 class _Replacer(cst.CSTTransformer):

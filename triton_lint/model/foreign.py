@@ -54,10 +54,20 @@ def _add_caller_facts(model: ModuleModel, site: LaunchSite, callers: CallerIndex
     facts = callers.facts((host.path, name), site.function)
     site.caller_holding.extend(facts.holding)
     site.caller_guards.extend(facts.guards)
-    values = {p: v for p, v in facts.values.items() if p not in site.host_definitions}
+    params = {p.name.value for p in _parameters(site.function)}
+    values = {
+        name: value
+        for name, value in facts.values.items()
+        if name not in site.host_definitions and (name in params or name not in site.host_locals)
+    }
     if values:
         site.host_definitions = {**site.host_definitions, **values}
         model.add_host_values(site, values)
+
+
+def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
+    params = function.params
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
 
 
 def _parse(
