@@ -72,6 +72,21 @@ def lint_source(
     return result
 
 
+def lint_for(
+    display: str,
+    text: str,
+    codes: tuple[str, ...],
+    target: str,
+    project: ProjectContext,
+    wanted: str,
+) -> list[Finding]:
+    """The findings that linting the kernel file ``display`` gives in another file, ``wanted``
+    (an editor's launching file: what its launches imply about the kernels they launch)."""
+    with _collector_paused():
+        result = lint_text(display, text, _rules(codes), target, project)
+    return [f for f in result.findings if f.path == wanted]
+
+
 def fix_source(display: str, text: str, codes: tuple[str, ...], target: str, unsafe: bool) -> str:
     """``text`` with every applicable fix applied, re-linted until stable (as `--fix`)."""
     rules = _rules(codes)

@@ -10,8 +10,9 @@ the call, the tests of the ``if`` statements around it, the checks of a helper i
 parameters, it reads nothing but those parameters: a test about a caller's other locals says
 nothing at the launch. A condition holds at the launch when it holds at every call; a value
 reaches a parameter when every call passes the same expression (with the caller's single
-definitions of the names it reads: ``num_tokens = x.shape[0]`` then ``op(x, num_tokens)``). A function with no known
-caller, or with more callers than the index follows, gets nothing: unknown, not guessed.
+definitions of the names it reads: ``num_tokens = x.shape[0]`` then ``op(x, num_tokens)``).
+A function with no known caller, or with more callers than the index follows, gets nothing:
+unknown, not guessed.
 """
 
 from __future__ import annotations
