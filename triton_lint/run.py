@@ -18,6 +18,7 @@ from triton_lint.engine import FileResult, decode, lint_bytes, lint_text, may_ho
 from triton_lint.finding import Finding
 from triton_lint.fixes import FixError, FixOutcome, fix_text, fixable, write_fixed
 from triton_lint.model.project import ProjectContext
+from triton_lint.project.index import Store
 from triton_lint.project.run import (
     MAX_PROJECT_FILES,
     extra_kernel_files,
@@ -134,7 +135,8 @@ class Runner:
             data = self.read(path)
             if data is not None:
                 contents[path] = data
-        index = project_index(contents, self.project_files(files, contents))
+        store = Store(cache.load_index()) if cache is not None else None
+        index = project_index(contents, self.project_files(files, contents), store)
         asked = {str(path) for path in contents}
         slots: list[tuple[FileJob | None, FileResult | None]] = []
         pending: list[FileJob] = []
@@ -164,7 +166,9 @@ class Runner:
             if result.findings:  # fingerprints read the source around findings
                 result.text = _text(by_display[result.path])
             self.record(result)
-        if cache is not None:
+        if cache is not None and store is not None:
+            if store.changed or len(store.used) != len(store.entries):
+                cache.save_index(store.kept())
             cache.prune()
 
     def project_files(self, files: list[Path], contents: dict[Path, bytes]) -> list[Path]:

@@ -25,10 +25,12 @@ what is unknown stays unknown.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from triton_lint.engine import decode, may_define_kernels, may_hold_kernels
 from triton_lint.model.project import FunctionKey, ProjectContext
@@ -45,17 +47,22 @@ _UNSEARCHED = {"__init__", "__call__", "forward", "backward", "apply", "run", "m
 
 @dataclass
 class ProjectFile:
-    """One file of the project as the index reads it (`triton_lint.project.outline`)."""
+    """One file of the project as the index reads it (`triton_lint.project.outline`); what
+    it reads is kept in ``store`` by content digest, so a warm run reads no unchanged file's
+    lines again."""
 
     display: str
     path: Path
     data: bytes
     module: str = ""
     is_package: bool = False
+    store: Store | None = None
     _text: str | None = None
     _outline: Outline | None = None
     _words: set[str] | None = None
     _starts: list[int] | None = None
+    _digest: str | None = None
+    _read: bool = False
     imports: dict[str, str] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)
     kernels: set[str] = field(default_factory=set)
@@ -70,38 +77,88 @@ class ProjectFile:
         return self._text
 
     @property
+    def digest(self) -> str:
+        if self._digest is None:
+            self._digest = hashlib.blake2b(self.data, digest_size=16).hexdigest()
+        return self._digest
+
+    @property
     def words(self) -> set[str]:
         """Every identifier the file writes (to pick the files worth reading further)."""
         if self._words is None:
-            self._words = set(_WORD.findall(self.text))
+            self._words = set(self._stored(f"w:{self.digest}", self._find_words))
         return self._words
+
+    def _find_words(self) -> list[str]:
+        return sorted(set(_WORD.findall(self.text)))
 
     def parse(self) -> bool:
         """Read the file's outline: imports, top-level names, kernels (once)."""
-        if self._outline is None:
-            self._outline = outline(self.text)
-            self.imports = dict(self._outline.imports)
-            self.defined = self._outline.defined
-            self.kernels = self._outline.kernels
+        if not self._read:
+            self._read = True
+            found = self._stored(f"o:{self.digest}", self._find_outline)
+            self.imports = dict(found["imports"])
+            self.defined = set(found["defined"])
+            self.kernels = set(found["kernels"])
             package = _package_of(self)
-            for local, (level, rest) in self._outline.relative.items():
+            for local, (level, rest) in found["relative"].items():
                 anchor = package[: len(package) - level + 1] if level > 1 else package
                 self.imports[local] = ".".join([*anchor, rest])
         return True
 
-    def uses(self, names: set[str], after: str) -> Iterator[tuple[str, str]]:
+    def _find_outline(self) -> dict[str, Any]:
+        read = self._lines()
+        return {
+            "imports": read.imports,
+            "relative": {k: list(v) for k, v in read.relative.items()},
+            "defined": sorted(read.defined),
+            "kernels": sorted(read.kernels),
+        }
+
+    def _lines(self) -> Outline:
+        if self._outline is None:
+            self._outline = outline(self.text)
+        return self._outline
+
+    def uses(self, names: set[str], after: str) -> list[tuple[str, str]]:
         """(qualified name of the function holding it or "", dotted name) of each use of one
         of ``names`` followed by ``after`` (a launch ``[``, a call ``(``)."""
-        self.parse()
-        assert self._outline is not None
-        scopes = self._outline.scopes
         wanted = names & self.words
         if not wanted:
-            return
+            return []
+        key = f"u:{self.digest}:{after}:{','.join(sorted(wanted))}"
+        return [tuple(use) for use in self._stored(key, lambda: self._find_uses(wanted, after))]  # type: ignore[misc]
+
+    def _find_uses(self, wanted: set[str], after: str) -> list[list[str]]:
+        scopes = self._lines().scopes
         if self._starts is None:
             self._starts = line_starts(self.text)
-        for line, dotted in occurrences(self.text, self._starts, wanted, after):
-            yield (scopes[line] if line < len(scopes) else ""), dotted
+        return [
+            [scopes[line] if line < len(scopes) else "", dotted]
+            for line, dotted in occurrences(self.text, self._starts, wanted, after)
+        ]
+
+    def _stored(self, key: str, compute: Callable[[], Any]) -> Any:
+        if self.store is None:
+            return compute()
+        if key not in self.store.entries:
+            self.store.entries[key] = compute()
+            self.store.changed = True
+        self.store.used.add(key)
+        return self.store.entries[key]
+
+
+@dataclass
+class Store:
+    """What the index read of each file, by content digest (kept in the results cache)."""
+
+    entries: dict[str, Any] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+    changed: bool = False
+
+    def kept(self) -> dict[str, Any]:
+        """The entries this run used: others belong to files since changed."""
+        return {key: self.entries[key] for key in sorted(self.used)}
 
 
 def module_name(path: Path) -> tuple[str, bool]:
@@ -119,13 +176,15 @@ def module_name(path: Path) -> tuple[str, bool]:
 class ProjectIndex:
     """Kernels, launches and callers across the files of one run."""
 
-    def __init__(self, files: Iterable[tuple[str, Path, bytes]]) -> None:
+    def __init__(
+        self, files: Iterable[tuple[str, Path, bytes]], store: Store | None = None
+    ) -> None:
         self.files: dict[str, ProjectFile] = {}
         self.by_module: dict[str, ProjectFile] = {}
         for display, path, data in files:
             if b"triton" not in data:
                 continue  # launching and calling files of a Triton project name Triton
-            entry = ProjectFile(display, path, data)
+            entry = ProjectFile(display, path, data, store=store)
             entry.module, entry.is_package = module_name(path)
             self.files[display] = entry
             self.by_module.setdefault(entry.module, entry)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from triton_lint.engine import FileResult
-from triton_lint.project.index import ProjectIndex
+from triton_lint.project.index import ProjectIndex, Store
 from triton_lint.workers import FileJob
 
 #: Files read from a configuration root for a run over files named one by one.
@@ -27,8 +27,11 @@ def project_root(path: Path, config_root: Path) -> Path:
     return directory
 
 
-def project_index(asked: dict[Path, bytes], others: Iterable[Path]) -> ProjectIndex:
-    """The index of the files asked for and the other files of their project."""
+def project_index(
+    asked: dict[Path, bytes], others: Iterable[Path], store: Store | None = None
+) -> ProjectIndex:
+    """The index of the files asked for and the other files of their project (``store``:
+    what an earlier run read of unchanged files)."""
     entries = [(str(path), path.resolve(), data) for path, data in asked.items()]
     for path in others:
         try:
@@ -36,7 +39,7 @@ def project_index(asked: dict[Path, bytes], others: Iterable[Path]) -> ProjectIn
         except OSError:
             continue
         entries.append((_display(path), path.resolve(), data))
-    return ProjectIndex(entries)
+    return ProjectIndex(entries, store)
 
 
 def _display(path: Path) -> str:
