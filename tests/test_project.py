@@ -156,3 +156,13 @@ def test_a_function_called_from_many_places_has_unknown_callers(tmp_path):
     context = _index(tmp_path, files).context_for("pkg/kernels.py")
     assert context is not None
     assert ("pkg/kernels.py", "op") in context.unbounded
+
+
+def test_a_caller_passing_a_name_for_the_same_parameter_is_no_cycle(tmp_path):
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl209_good", case)
+    layer = case / "pkg" / "layer.py"
+    text = layer.read_text().replace("n = x.shape[0]", "num_tokens = x.shape[0]")
+    text = text.replace("n <= 4096", "num_tokens <= 4096").replace("b, n)", "b, num_tokens)")
+    layer.write_text(text)
+    assert _run([case]) == set()

@@ -112,13 +112,13 @@ class CallerIndex:
         for tests, out in ((holding, facts.holding), (guards, facts.guards)):
             for test in tests:
                 translated = _translate(test, by_code, host)
-                if translated is not None and _free_names(translated) <= params | _ALLOWED_FREE:
+                if translated is not None and free_names(translated) <= params | _ALLOWED_FREE:
                     out.append(translated)
         facts.values = dict(bound)
         pending = [(arg, 3) for arg in bound.values()]
         while pending:  # the caller's definitions of the names the arguments read
             expr, depth_left = pending.pop()
-            for name in _free_names(expr) - set(facts.values):
+            for name in free_names(expr) - set(facts.values):
                 if name in definitions and depth_left > 0:
                     facts.values[name] = definitions[name]
                     pending.append((definitions[name], depth_left - 1))
@@ -198,7 +198,7 @@ def _helper_checks(host: ModuleModel, small: cst.CSTNode) -> Iterator[cst.BaseEx
         tests = [stmt.test] if isinstance(stmt, cst.If) and _raises(stmt.body) else []
         tests += [s.test for s in _small_statements(stmt) if isinstance(s, cst.Assert)]
         for test in tests:
-            if _free_names(test) <= set(by_code) | _ALLOWED_FREE:
+            if free_names(test) <= set(by_code) | _ALLOWED_FREE:
                 yield _substitute(test, by_code)
 
 
@@ -306,7 +306,8 @@ def _free_name_nodes(expr: cst.CSTNode) -> Iterator[cst.Name]:
             pending.extend(iter_children(node))
 
 
-def _free_names(expr: cst.CSTNode) -> set[str]:
+def free_names(expr: cst.CSTNode) -> set[str]:
+    """The names ``expr`` reads as values."""
     return {node.value for node in _free_name_nodes(expr)}
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from triton_lint.model.callers import CallerIndex, helper_checks, qualified_name
+from triton_lint.model.callers import CallerIndex, free_names, helper_checks, qualified_name
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.launches import find_launches_in
 from triton_lint.model.project import ProjectContext
@@ -60,9 +60,26 @@ def _add_caller_facts(model: ModuleModel, site: LaunchSite, callers: CallerIndex
         for name, value in facts.values.items()
         if name not in site.host_definitions and (name in params or name not in site.host_locals)
     }
+    merged = {**site.host_definitions, **values}
+    values = {name: value for name, value in values.items() if not _cyclic(name, merged)}
     if values:
         site.host_definitions = {**site.host_definitions, **values}
         model.add_host_values(site, values)
+
+
+def _cyclic(name: str, definitions: dict[str, cst.BaseExpression]) -> bool:
+    """``name``'s definition reads ``name`` again through the definitions (a caller passing
+    ``n`` for the parameter ``n``): readers that follow definitions would never stop."""
+    seen: set[str] = set()
+    pending = [name]
+    while pending:
+        for read in free_names(definitions[pending.pop()]):
+            if read == name:
+                return True
+            if read in definitions and read not in seen:
+                seen.add(read)
+                pending.append(read)
+    return False
 
 
 def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
