@@ -830,7 +830,7 @@ def main() -> None:
     findings_path.write_text(
         json.dumps(
             [
-                {**f, "path": relative_key(cache, item["path"])}
+                {**f, "path": relative_key(cache, f["path"])}
                 for item in results
                 for f in item["findings"]
             ],
