@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from triton_lint.config import Config
+from triton_lint.config import Config, ConfigError
 from triton_lint.discovery import iter_python_files
 from triton_lint.model.project import ProjectContext
 from triton_lint.project.index import ProjectIndex
@@ -23,18 +23,26 @@ class EditorProject:
         self._indexes: dict[Path, ProjectIndex] = {}
 
     def index_for(self, path: Path) -> ProjectIndex:
-        root = project_root(path, self.config_for(path.parent).root).resolve()
-        if root not in self._indexes:
-            entries = []
-            for found in iter_python_files(root, self.config_for):
-                if len(entries) >= MAX_PROJECT_FILES:
-                    break
-                try:
-                    entries.append((str(found.resolve()), found.resolve(), found.read_bytes()))
-                except OSError:
-                    continue
-            self._indexes[root] = ProjectIndex(entries)
+        """The index of ``path``'s project (none when its configuration cannot be read: the
+        server shows that error and lints the document alone)."""
+        try:
+            root = project_root(path, self.config_for(path.parent).root).resolve()
+            if root not in self._indexes:
+                self._indexes[root] = ProjectIndex(self._entries(root))
+        except ConfigError:
+            return ProjectIndex([])
         return self._indexes[root]
+
+    def _entries(self, root: Path) -> list[tuple[str, Path, bytes]]:
+        entries = []
+        for found in iter_python_files(root, self.config_for):
+            if len(entries) >= MAX_PROJECT_FILES:
+                break
+            try:
+                entries.append((str(found.resolve()), found.resolve(), found.read_bytes()))
+            except OSError:
+                continue
+        return entries
 
     def forget(self) -> None:
         """Files changed on disk: read them again on the next lint."""
