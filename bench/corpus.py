@@ -41,6 +41,8 @@ sys.path.insert(0, str(ROOT))
 
 from triton_lint.config import DEFAULT_FORK_BACKENDS  # noqa: E402
 from triton_lint.engine import lint_bytes  # noqa: E402
+from triton_lint.model.project import ProjectContext  # noqa: E402
+from triton_lint.project.index import ProjectIndex  # noqa: E402
 from triton_lint.rules import all_rules  # noqa: E402
 from triton_lint.run import is_fork_backend  # noqa: E402
 
@@ -282,15 +284,15 @@ def _package_relative(path: str, package: str) -> str:
     return Path(path).as_posix()
 
 
-def _lint_one(job: tuple[str, str, tuple[str, ...], str]) -> dict:
-    package, path, select, target = job
+def _lint_one(job: tuple[str, str, tuple[str, ...], str, ProjectContext | None]) -> dict:
+    package, path, select, target, project = job
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(FILE_SECONDS)
     started = time.perf_counter()
     fork = is_fork_backend(_package_relative(path, package), DEFAULT_FORK_BACKENDS)
     try:
         rules = _rules(select, fork)
-        result = lint_bytes(path, Path(path).read_bytes(), rules, target)
+        result = lint_bytes(path, Path(path).read_bytes(), rules, target, project)
         kernels = len(result.model.kernels) if result.model is not None else 0
         findings = [f.to_dict() for f in result.findings]
         crashes = list(result.crashes)
@@ -311,14 +313,29 @@ def _lint_one(job: tuple[str, str, tuple[str, ...], str]) -> dict:
     }
 
 
+def _indices(files: list[tuple[str, str]]) -> dict[str, ProjectIndex]:
+    """One project index per package: launches and callers across its files."""
+    by_package: dict[str, list[tuple[str, Path, bytes]]] = defaultdict(list)
+    for package, path in files:
+        by_package[package].append((path, Path(path), Path(path).read_bytes()))
+    return {package: ProjectIndex(entries) for package, entries in by_package.items()}
+
+
 def lint_all(
     files: list[tuple[str, str]], jobs: int, max_seconds: float, pinned: bool = False
 ) -> list[dict]:
     """Lint every file at the target version, or (``pinned``) at its package's pinned one."""
     results: list[dict] = []
     deadline = time.monotonic() + max_seconds
+    indices = _indices(files)
     jobs_in = [
-        (*f, tuple(SELECT), PINNED_TRITON[f[0]][0] if pinned else TARGET_VERSION) for f in files
+        (
+            *f,
+            tuple(SELECT),
+            PINNED_TRITON[f[0]][0] if pinned else TARGET_VERSION,
+            indices[f[0]].context_for(f[1]),
+        )
+        for f in files
     ]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         for item in pool.map(_lint_one, jobs_in, chunksize=8):
@@ -905,7 +922,7 @@ def main() -> None:
     findings_path.write_text(
         json.dumps(
             [
-                {**f, "path": relative_key(cache, item["path"])}
+                {**f, "path": relative_key(cache, f["path"])}
                 for item in results
                 for f in item["findings"]
             ],

@@ -116,6 +116,55 @@ def warm(corpus: Corpus, rounds: int) -> list[Run]:
         return [measure(command) for _ in range(rounds)]
 
 
+def changed_one(corpus: Corpus, rounds: int) -> list[Run]:
+    """A warm cache with one file changed, as after an edit: the corpus is copied (its cache
+    directory is shared), the cache filled, then a launching file (read by its kernels'
+    files' project facts) is edited before each run."""
+    with tempfile.TemporaryDirectory() as scratch:
+        copies = []
+        for path in corpus.paths:
+            copies.append(Path(scratch) / path.name)
+            shutil.copytree(path, copies[-1])
+        command = [sys.executable, "-m", "triton_lint", "check", "--isolated", "--cache-dir"]
+        command += [str(Path(scratch) / "cache"), *map(str, copies)]
+        measure(command)
+        target = _launching_file(copies)
+        runs = []
+        for round_number in range(rounds):
+            with target.open("a") as stream:
+                stream.write(f"# edit {round_number}\n")
+            runs.append(measure(command))
+        return runs
+
+
+def _launching_file(roots: list[Path]) -> Path:
+    """A file that launches kernels of another file (its edit re-lints that file too)."""
+    from triton_lint.project.index import ProjectIndex
+
+    for root in roots:
+        files = [(str(p), p, p.read_bytes()) for p in sorted(root.rglob("*.py"))]
+        index = ProjectIndex(files)
+        for refs in index.kernel_refs.values():
+            return Path(sorted(refs)[0])
+    return next(roots[0].rglob("*.py"))
+
+
+def index_cost(corpus: Corpus) -> tuple[float, int, int]:
+    """Seconds to build the project index of each package of the corpus (files already
+    read), the kernel files with project facts, and those with launches in another file."""
+    from triton_lint.project.index import ProjectIndex
+
+    seconds, with_facts, foreign = 0.0, 0, 0
+    for root in corpus.paths:
+        files = [(str(p), p, p.read_bytes()) for p in sorted(root.rglob("*.py"))]
+        start = time.perf_counter()
+        index = ProjectIndex(files)
+        seconds += time.perf_counter() - start
+        with_facts += len(index.kernel_files())
+        foreign += len(index.kernel_refs)
+    return seconds, with_facts, foreign
+
+
 def one_file(corpus: Corpus, count: int) -> list[tuple[int, Run]]:
     """triton-lint on single kernel files spread over the size range: (bytes, run)."""
     kernels = sorted(
@@ -139,6 +188,8 @@ def render(
     warm_runs: dict[str, list[Run]],
     singles: list[tuple[int, Run]],
     missing: list[str],
+    changed: dict[str, list[Run]] | None = None,
+    indexes: dict[str, tuple[float, int, int]] | None = None,
 ) -> str:
     lines = [
         "# Performance",
@@ -176,8 +227,29 @@ def render(
                 f"{statistics.median(r.cpu for r in runs):.2f} | "
                 f"{max(r.rss_mb for r in runs):.0f} | {ratio} |"
             )
+        if changed and corpus.name in changed:
+            runs = changed[corpus.name]
+            wall = statistics.median(r.wall for r in runs)
+            lines.append(
+                f"| {corpus.name} | triton-lint (warm cache, one launching file edited) | "
+                f"{corpus.files} | {corpus.megabytes:.1f} | {wall:.2f} | "
+                f"{statistics.median(r.cpu for r in runs):.2f} | "
+                f"{max(r.rss_mb for r in runs):.0f} | - |"
+            )
     for tool in missing:
         lines.append(f"| - | {tool} | not installed | | | | | |")
+    if indexes:
+        lines += [
+            "",
+            "The project index (`triton_lint/project/`), built in the run's parent "
+            "process before the workers start (files already read):",
+            "",
+            "| corpus | index (s) | kernel files with project facts | "
+            "with launches in another file |",
+            "|---|---:|---:|---:|",
+        ]
+        for name, (seconds, with_facts, foreign) in indexes.items():
+            lines.append(f"| {name} | {seconds:.2f} | {with_facts} | {foreign} |")
     if singles:
         walls = sorted(run.wall for _, run in singles)
         lines += [
@@ -226,9 +298,11 @@ def main() -> None:
         print(f"{corpus.name}: {corpus.files} files, {corpus.megabytes:.1f} MB")
     results = compare(corpora, args.rounds, args.fixit, args.ruff)
     warm_runs = {corpus.name: warm(corpus, args.rounds) for corpus in corpora}
+    changed = {corpora[0].name: changed_one(corpora[0], args.rounds)}
+    indexes = {corpus.name: index_cost(corpus) for corpus in corpora}
     singles = one_file(corpora[0], args.single_files) if args.single_files else []
     missing = [tool for tool, command in tools(args.fixit, args.ruff).items() if command is None]
-    report = render(corpora, results, warm_runs, singles, missing)
+    report = render(corpora, results, warm_runs, singles, missing, changed, indexes)
     print(report)
     if not args.no_report:
         REPORT.write_text(report + kept_sections())

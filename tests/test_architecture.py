@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "triton_lint"
 MAX_MODULE_LINES = 500
 MAX_CLASS_LINES = 300
 #: What the model's data module may import from the model: syntax helpers, no analysis.
-SYNTAX_HELPERS = {"evaluate", "names", "positions", "tree"}
+SYNTAX_HELPERS = {"evaluate", "names", "positions", "project", "tree"}
 
 
 def _modules() -> dict[str, Path]:

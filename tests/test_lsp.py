@@ -532,3 +532,32 @@ async def test_an_unsaved_document_is_linted_with_the_working_directorys_setting
     text = (FIXTURES / "TL401" / "bad_fixable.py").read_text(encoding="utf-8")
     uri = open_document(client, "untitled:Untitled-1", text)
     assert [d.range.start.line + 1 for d in await published(client, uri)] == [12, 14, 15, 16]
+
+
+# The project ---------------------------------------------------------------------------------
+
+
+async def test_a_launching_file_gets_its_launches_findings_and_saving_a_caller_relints_it(
+    client, tmp_path
+):
+    case = tmp_path / "case"
+    shutil.copytree(FIXTURES / "project" / "tl209_good", case)
+    ops = case / "pkg" / "ops.py"
+    layer = case / "pkg" / "layer.py"
+    ops_uri = open_document(client, ops)
+    assert await published(client, ops_uri) == []
+    layer_uri = open_document(client, layer)
+    await published(client, layer_uri)
+    unbounded = layer.read_text().replace("    assert n <= 4096\n", "")
+    layer.write_text(unbounded)
+    change_document(client, layer_uri, 2, unbounded)
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=layer_uri))
+    )
+    for _ in range(3000):
+        publications = [p for p in client.published if p.uri == ops_uri]
+        if len(publications) > 1:
+            break
+        await asyncio.sleep(0.01)
+    codes = [(d.range.start.line + 1, d.code) for d in publications[-1].diagnostics]
+    assert codes == [(8, "TL209")]

@@ -32,6 +32,7 @@ ENTRY_DAYS = 30
 STALE_DAYS = 7
 _DAY = 86400.0
 _PRUNED = ".last-pruned"
+_INDEX = "project-index"  # JSON, named apart from the entries
 
 
 def tool_stamp() -> str:
@@ -54,10 +55,12 @@ def _package_files(directory: Path) -> Iterable[Path]:
             yield Path(entry.path)
 
 
-def entry_key(path: str, codes: Iterable[str], target: str, data: bytes) -> str:
-    """The key of one file's results: what it holds, where, which rules, which Triton."""
+def entry_key(path: str, codes: Iterable[str], target: str, data: bytes, project: str = "") -> str:
+    """The key of one file's results: what it holds, where, which rules, which Triton, and
+    the digest of the other files of the project its findings read (`ProjectContext.digest`):
+    editing a caller in another file re-lints the kernel's file."""
     digest = hashlib.blake2b(digest_size=20)
-    digest.update(f"{path}\0{','.join(sorted(codes))}\0{target}\0".encode())
+    digest.update(f"{path}\0{','.join(sorted(codes))}\0{target}\0{project}\0".encode())
     digest.update(data)
     return digest.hexdigest()
 
@@ -83,7 +86,10 @@ class LintCache:
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         """Write an entry atomically; a cache that cannot be written is no error."""
-        path = self._path(key)
+        self.put_file(self._path(key), value)
+
+    def put_file(self, path: Path, value: dict[str, Any]) -> None:
+        """Write ``value`` as JSON to ``path`` atomically (a temporary file renamed over it)."""
         try:
             self._prepare(path.parent)
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
@@ -96,6 +102,18 @@ class LintCache:
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)  # a full disk: leave no half-written file behind
+
+    def load_index(self) -> dict[str, Any]:
+        """What the project index read of each file in the last run (`project.index.Store`)."""
+        try:
+            data = json.loads((self.entries / _INDEX).read_bytes())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def save_index(self, entries: dict[str, Any]) -> None:
+        """Keep the project index's reads for the next run (atomically, like an entry)."""
+        self.put_file(self.entries / _INDEX, entries)
 
     def _path(self, key: str) -> Path:
         return self.entries / key[:2] / f"{key[2:]}.json"

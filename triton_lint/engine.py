@@ -20,9 +20,10 @@ from triton_lint import depth
 from triton_lint.finding import Finding, Span
 from triton_lint.model.build import build_module_model
 from triton_lint.model.kernel import ModuleModel
+from triton_lint.model.project import ProjectContext
 from triton_lint.rules import rules_by_code
 from triton_lint.rules.base import Rule
-from triton_lint.suppression import parse_suppressions
+from triton_lint.suppression import Suppressions, parse_suppressions
 from triton_lint.target import resolve_target
 
 #: Python accepts expressions about 3,000 levels deep; the model walks them recursively.
@@ -153,7 +154,11 @@ def _deep_recursion() -> Iterator[None]:
 
 
 def lint_bytes(
-    path: str, data: bytes, rules: Sequence[Rule], target_version: str | None = None
+    path: str,
+    data: bytes,
+    rules: Sequence[Rule],
+    target_version: str | None = None,
+    project: ProjectContext | None = None,
 ) -> FileResult:
     if not may_hold_kernels(data):
         return FileResult(path)
@@ -170,16 +175,34 @@ def lint_bytes(
         if _wants_tl001(rules):
             result.findings.append(_syntax_error(path, 1, 1, f"cannot decode file: {error}"))
         return result
-    return lint_text(path, text, rules, target_version)
+    return lint_text(path, text, rules, target_version, project)
+
+
+def _suppressions_of(
+    finding_path: str, path: str, own: Suppressions, project: ProjectContext | None
+) -> Suppressions:
+    """The ``noqa`` comments of the file a finding lies in (a launch in another file)."""
+    if finding_path == path or project is None or finding_path not in project.sources:
+        return own
+    try:
+        return parse_suppressions(decode(project.sources[finding_path]))
+    except (SyntaxError, UnicodeError, LookupError):
+        return own
 
 
 def lint_text(
-    path: str, text: str, rules: Sequence[Rule], target_version: str | None = None
+    path: str,
+    text: str,
+    rules: Sequence[Rule],
+    target_version: str | None = None,
+    project: ProjectContext | None = None,
 ) -> FileResult:
     """Run ``rules`` on one file's text; a rule that crashes is recorded, the others still run.
 
     ``target_version`` is the Triton ``MAJOR.MINOR`` version-dependent rules check against
-    (resolved by `triton_lint.target.resolve_target` when None).
+    (resolved by `triton_lint.target.resolve_target` when None); ``project`` the other files
+    of the project its launches and callers are in (`triton_lint.project.index`). Findings
+    can lie in those files (a launch there): the caller keeps those of the files it asked for.
     """
     result = FileResult(path, text=text)
     if not (mentions_triton(text) and may_define_kernels(text)):
@@ -216,7 +239,9 @@ def lint_text(
         return result
     with _deep_recursion():
         try:
-            model = build_module_model(path, text, module, resolve_target(target_version), syntax)
+            model = build_module_model(
+                path, text, module, resolve_target(target_version), syntax, project
+            )
         except RecursionError:
             result.warnings.append(f"{path}: expressions nested too deeply to analyse; not linted")
             return result
@@ -242,7 +267,11 @@ def lint_text(
                 )
                 continue
             result.findings.extend(
-                f for f in findings if not suppressions.suppresses(f.line, f.code)
+                f
+                for f in findings
+                if not _suppressions_of(f.path, path, suppressions, project).suppresses(
+                    f.line, f.code
+                )
             )
     result.findings.sort(key=Finding.sort_key)
     named = {finding.kernel for finding in result.findings}

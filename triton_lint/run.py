@@ -17,6 +17,15 @@ from triton_lint.dynamic.dynamic_report import DynamicReport
 from triton_lint.engine import FileResult, decode, lint_bytes, lint_text, may_hold_kernels
 from triton_lint.finding import Finding
 from triton_lint.fixes import FixError, FixOutcome, fix_text, fixable, write_fixed
+from triton_lint.model.project import ProjectContext
+from triton_lint.project.index import Store
+from triton_lint.project.run import (
+    MAX_PROJECT_FILES,
+    extra_kernel_files,
+    project_index,
+    project_root,
+    route_findings,
+)
 from triton_lint.rules.base import Rule
 from triton_lint.selection import Layer, expand, resolve, rules_for
 from triton_lint.target import resolve_target
@@ -66,6 +75,8 @@ class Runner:
         self._rules_cache: dict[tuple[Config, str], list[Rule]] = {}
         self.result = RunResult()
         self.stdin = False
+        #: Files found under a directory argument (the others were named one by one).
+        self.directory_files: set[Path] = set()
 
     def config_for(self, directory: Path) -> Config:
         if self.options.isolated:
@@ -101,7 +112,9 @@ class Runner:
                 root_config = self.config_for(path)
                 if path != Path(".") and is_excluded(path, root_config):
                     continue
-                files.extend(iter_python_files(path, self.config_for))
+                found = list(iter_python_files(path, self.config_for))
+                self.directory_files.update(found)
+                files.extend(found)
             elif path.exists() or path.is_symlink():
                 files.append(path)  # explicit files are always linted (or say why not)
             else:
@@ -109,18 +122,31 @@ class Runner:
         return list(dict.fromkeys(files))
 
     def lint_files(self, files: list[Path]) -> None:
-        """Lint ``files``: cached results where the cache has them, the rest in parallel."""
+        """Lint ``files``: cached results where the cache has them, the rest in parallel.
+
+        The project index (`triton_lint.project.index`) is built first over these files and,
+        for files named one by one (pre-commit, an editor), the rest of their project: a
+        kernel file's lint reads the launches and callers elsewhere, and a file that only
+        launches kernels is checked by linting those kernels' files. Findings are reported
+        only in the files asked for."""
         cache = LintCache(self.options.cache_dir) if self.options.cache_dir else None
-        slots: list[tuple[FileJob | None, FileResult | None]] = []
-        pending: list[FileJob] = []
+        contents: dict[Path, bytes] = {}
         for path in files:
             data = self.read(path)
-            if data is None:
-                continue
+            if data is not None:
+                contents[path] = data
+        store = Store(cache.load_index()) if cache is not None else None
+        index = project_index(contents, self.project_files(files, contents), store)
+        asked = {str(path) for path in contents}
+        slots: list[tuple[FileJob | None, FileResult | None]] = []
+        pending: list[FileJob] = []
+        jobs = [(path, str(path), data) for path, data in contents.items()]
+        jobs += extra_kernel_files(index, asked)
+        for path, display, data in jobs:
             if not may_hold_kernels(data):
-                slots.append((None, FileResult(str(path))))  # no kernel can be here
+                slots.append((None, FileResult(display)))  # no kernel can be here
                 continue
-            job = self.job_for(path, str(path), data)
+            job = self.job_for(path, display, data, index.context_for(display))
             result: FileResult | None = None
             if cache is not None:
                 hit = cache.get(_key(job))
@@ -129,16 +155,40 @@ class Runner:
                 pending.append(job)
             slots.append((job, result))
         linted = iter(lint_jobs(pending, self.options.jobs or default_jobs()))
+        results: list[tuple[FileJob | None, FileResult]] = []
         for job, cached in slots:
             result = cached if cached is not None else next(linted)
-            if job is not None:
-                if cached is None and cache is not None and not result.crashes:
-                    cache.put(_key(job), result.to_cache())
-                if result.findings:  # fingerprints read the source around findings
-                    result.text = _text(job.data)
+            if job is not None and cached is None and cache is not None and not result.crashes:
+                cache.put(_key(job), result.to_cache())
+            results.append((job, result))
+        by_display = {display: data for _, display, data in jobs}
+        for _job, result in route_findings(results, asked):
+            if result.findings:  # fingerprints read the source around findings
+                result.text = _text(by_display[result.path])
             self.record(result)
-        if cache is not None:
+        if cache is not None and store is not None:
+            if store.changed or len(store.used) != len(store.entries):
+                cache.save_index(store.kept())
             cache.prune()
+
+    def project_files(self, files: list[Path], contents: dict[Path, bytes]) -> list[Path]:
+        """The other files of the project of each file named one by one: every Python file
+        under its configuration root (at most `MAX_PROJECT_FILES`)."""
+        roots = {
+            project_root(path, self.config_for(path.parent).root)
+            for path in files
+            if path not in self.directory_files
+        }
+        found: list[Path] = []
+        known = {path.resolve() for path in contents}
+        for root in sorted(roots):
+            for path in iter_python_files(root, self.config_for):
+                if len(found) >= MAX_PROJECT_FILES:
+                    return found
+                if path.resolve() not in known:
+                    known.add(path.resolve())
+                    found.append(path)
+        return found
 
     def read(self, path: Path) -> bytes | None:
         """The file's bytes; None (and a line in ``unreadable``) for what cannot be read.
@@ -155,10 +205,12 @@ class Runner:
             self.result.unreadable.append((str(path), error.strerror or str(error)))
             return None
 
-    def job_for(self, path: Path, display: str, data: bytes) -> FileJob:
+    def job_for(
+        self, path: Path, display: str, data: bytes, project: ProjectContext | None = None
+    ) -> FileJob:
         """The file's rules and target version, from its configuration."""
         rules, target = self.settings_for(path)
-        return FileJob(display, data, tuple(rule.code for rule in rules), target)
+        return FileJob(display, data, tuple(rule.code for rule in rules), target, project)
 
     def settings_for(self, path: Path) -> tuple[list[Rule], str]:
         """The rules and the Triton version for one file (and count it if it is fork code)."""
@@ -280,7 +332,8 @@ def lint_paths(paths: list[Path], options: RunOptions) -> RunResult:
 
 
 def _key(job: FileJob) -> str:
-    return entry_key(job.display, job.codes, job.target, job.data)
+    project = job.project.digest() if job.project is not None else ""
+    return entry_key(job.display, job.codes, job.target, job.data, project)
 
 
 def _text(data: bytes) -> str | None:

@@ -16,6 +16,7 @@ from functools import cache
 from triton_lint.engine import FileResult, lint_bytes, lint_text
 from triton_lint.finding import Finding
 from triton_lint.fixes import fix_text
+from triton_lint.model.project import ProjectContext
 from triton_lint.rules.base import Rule
 from triton_lint.selection import rules_for
 
@@ -28,6 +29,8 @@ class FileJob:
     data: bytes
     codes: tuple[str, ...]
     target: str
+    #: The other files of the project its launches and callers are in (None: none known).
+    project: ProjectContext | None = None
 
 
 def default_jobs() -> int:
@@ -47,19 +50,41 @@ def _rules(codes: tuple[str, ...]) -> list[Rule]:
 def lint_job(job: FileJob) -> FileResult:
     """Lint one file; the model and text stay behind (the parent has the bytes)."""
     with _collector_paused():
-        result = lint_bytes(job.display, job.data, _rules(job.codes), job.target)
+        result = lint_bytes(job.display, job.data, _rules(job.codes), job.target, job.project)
         result.model = None
         result.text = None
     return result
 
 
-def lint_source(display: str, text: str, codes: tuple[str, ...], target: str) -> FileResult:
+def lint_source(
+    display: str,
+    text: str,
+    codes: tuple[str, ...],
+    target: str,
+    project: ProjectContext | None = None,
+) -> FileResult:
     """Lint an editor's unsaved text (the language server's worker runs this)."""
     with _collector_paused():
-        result = lint_text(display, text, _rules(codes), target)
+        result = lint_text(display, text, _rules(codes), target, project)
+        result.findings = [f for f in result.findings if f.path == display]
         result.model = None
         result.text = None
     return result
+
+
+def lint_for(
+    display: str,
+    text: str,
+    codes: tuple[str, ...],
+    target: str,
+    project: ProjectContext,
+    wanted: str,
+) -> list[Finding]:
+    """The findings that linting the kernel file ``display`` gives in another file, ``wanted``
+    (an editor's launching file: what its launches imply about the kernels they launch)."""
+    with _collector_paused():
+        result = lint_text(display, text, _rules(codes), target, project)
+    return [f for f in result.findings if f.path == wanted]
 
 
 def fix_source(display: str, text: str, codes: tuple[str, ...], target: str, unsafe: bool) -> str:

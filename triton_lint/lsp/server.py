@@ -31,6 +31,7 @@ from triton_lint.fixes import fixable
 from triton_lint.lsp.actions import FIX_ALL, quick_fixes, replacement, wants, workspace_edit
 from triton_lint.lsp.diagnostics import rule_page, to_diagnostic
 from triton_lint.lsp.positions import LineIndex
+from triton_lint.lsp.project import EditorProject
 from triton_lint.lsp.worker import LintWorker, WorkerFailed
 from triton_lint.run import Runner, RunOptions
 from triton_lint.selection import SelectionError
@@ -89,6 +90,7 @@ class TritonLintServer(LanguageServer):
         self.options = ServerOptions()
         self.worker = LintWorker(LINT_TIMEOUT_S)
         self.runner = Runner(RunOptions())
+        self.project = EditorProject(self.runner.config_for)
         self.linted: dict[str, Linted] = {}
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.reported: set[str] = set()  # configuration errors already shown
@@ -133,11 +135,27 @@ class TritonLintServer(LanguageServer):
         """Forget every cached configuration and lint the open documents again."""
         config_for_directory.cache_clear()
         self.runner = Runner(RunOptions())
+        self.project = EditorProject(self.runner.config_for)
         self.reported.clear()
         for uri in list(self.workspace.text_documents):
             self.schedule(uri, 0)
 
     # Linting -----------------------------------------------------------------------------
+
+    def relint_dependents(self, uri: str) -> None:
+        """A file was saved: read the project again and lint the open documents whose
+        diagnostics read it (a kernel file whose launch is in it, a launching file of it)."""
+        saved = self.document(uri)
+        if saved is None or not _is_python(saved):
+            return
+        self.project.forget()
+        others = {
+            _path_of(document): other
+            for other, document in self.workspace.text_documents.items()
+            if other != uri and _is_python(document)
+        }
+        for path in self.project.related(_path_of(saved), list(others)):
+            self.schedule(others[path], 0)
 
     def schedule(self, uri: str, delay: float) -> None:
         """Lint ``uri`` after ``delay`` seconds, replacing a lint still waiting or running."""
@@ -156,10 +174,26 @@ class TritonLintServer(LanguageServer):
         if settings is None:
             self.publish(uri, version, text, None, [])
             return
+        path = _path_of(document)
         try:
             result = await self.worker.call(
-                "lint", settings.display, text, settings.codes, settings.target
+                "lint",
+                settings.display,
+                text,
+                settings.codes,
+                settings.target,
+                self.project.context(path),
             )
+            for kernel_file, kernel_text, context in self.project.launched_kernel_files(path, text):
+                result.findings += await self.worker.call(
+                    "lint_for",
+                    kernel_file,
+                    kernel_text,
+                    settings.codes,
+                    settings.target,
+                    context,
+                    settings.display,
+                )
         except WorkerFailed as error:
             self.log(f"triton-lint: {settings.display}: {error}", types.MessageType.Error)
             return
@@ -350,8 +384,9 @@ def build_server() -> TritonLintServer:
     def did_save(ls: TritonLintServer, params: types.DidSaveTextDocumentParams) -> None:
         if params.text_document.uri.endswith("/pyproject.toml"):
             ls.reload_settings()
-        else:
-            ls.schedule(params.text_document.uri, 0)
+            return
+        ls.schedule(params.text_document.uri, 0)
+        ls.relint_dependents(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TritonLintServer, params: types.DidCloseTextDocumentParams) -> None:

@@ -14,9 +14,9 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from triton_lint.workers import fix_source, lint_source
+from triton_lint.workers import fix_source, lint_for, lint_source
 
-_FUNCTIONS = {"lint": lint_source, "fix": fix_source}
+_FUNCTIONS = {"lint": lint_source, "fix": fix_source, "lint_for": lint_for}
 
 
 class WorkerFailed(Exception):

@@ -12,6 +12,7 @@ from typing import Any
 import libcst as cst
 
 from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.foreign import find_foreign_launches
 from triton_lint.model.host import assigned_targets
 from triton_lint.model.kernel import (
     Autotune,
@@ -23,6 +24,7 @@ from triton_lint.model.kernel import (
 )
 from triton_lint.model.launches import find_launches
 from triton_lint.model.names import CONSTEXPR, TL, Aliases
+from triton_lint.model.project import ProjectContext
 from triton_lint.model.tree import block_statements
 from triton_lint.model.walker import walk_kernel
 
@@ -33,14 +35,30 @@ def build_module_model(
     module: cst.Module,
     target_version: str = "3.9",
     syntax: ast.Module | None = None,
+    project: ProjectContext | None = None,
 ) -> ModuleModel:
-    """Build the model of one parsed file (``syntax``: the stdlib's tree of it, if parsed)."""
-    model = ModuleModel(path, text, module, target_version, find_launches, syntax)
+    """Build the model of one parsed file (``syntax``: the stdlib's tree of it, if parsed;
+    ``project``: the rest of the project, for launches and callers in other files)."""
+    model = ModuleModel(path, text, module, target_version, _find_all_launches, syntax, project)
     for top in module.body:
         _collect_top(model, top, top)
     for kernel in model.kernels:
         walk_kernel(kernel)
     return model
+
+
+def build_host_model(path: str, text: str, module: cst.Module, target_version: str) -> ModuleModel:
+    """The model of another file of the project that launches kernels or calls a launching
+    function: its functions, globals and imports; its own kernels are not walked."""
+    model = ModuleModel(path, text, module, target_version)
+    for top in module.body:
+        _collect_top(model, top, top)
+    return model
+
+
+def _find_all_launches(model: ModuleModel) -> None:
+    find_launches(model)
+    find_foreign_launches(model, build_host_model)
 
 
 def _collect_top(model: ModuleModel, node: cst.CSTNode, top: cst.CSTNode) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import libcst as cst
 
@@ -23,6 +23,9 @@ from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.names import TL, Aliases
 from triton_lint.model.positions import Positions
 from triton_lint.model.tree import iter_children, iter_nodes
+
+if TYPE_CHECKING:
+    from triton_lint.model.project import ProjectContext
 
 AccessKind = Literal["load", "store", "atomic"]
 #: An analysis of one kernel, built from it on first use (see `Kernel.facts`).
@@ -142,7 +145,9 @@ class ValueSource:
 
 @dataclass
 class LaunchSite:
-    """``kernel[grid](args...)`` in the same file."""
+    """``kernel[grid](args...)``, in the kernel's file or (``module`` set) another file of the
+    project; ``caller_holding``/``caller_guards`` are what the launching function's callers
+    establish (`triton_lint.model.callers`), in the launching function's own names."""
 
     kernel_name: str
     call: cst.Call
@@ -164,6 +169,15 @@ class LaunchSite:
     #: Host names bound only by plain assignments, more than once (``s0, s1 = x.stride()`` in
     #: one arm of an ``if``, ``s0 = s1 = 0`` in the other): every value they can hold.
     host_alternatives: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    #: The file holding the launch when it is not the kernel's (its positions, its globals).
+    module: ModuleModel | None = None
+    #: The innermost host function around the launch.
+    function: cst.FunctionDef | None = None
+    #: Conditions true at every call of the launching function in the project (asserts and
+    #: ``if`` tests around the calls, through up to two levels of callers).
+    caller_holding: list[cst.BaseExpression] = field(default_factory=list)
+    #: ``caller_holding`` and the tests of ``if ...: raise`` that run before every call.
+    caller_guards: list[cst.BaseExpression] = field(default_factory=list)
 
     def bound_arguments(self, kernel: Kernel) -> dict[str, cst.BaseExpression]:
         """Parameter name -> argument expression, positional and keyword."""
@@ -182,6 +196,7 @@ class LaunchSite:
                 isinstance(node, cst.If) and any(n is self.call for n in iter_nodes(node.body))
             ):
                 yield node.test
+        yield from self.caller_holding
 
     def guard_tests(self) -> Iterator[cst.BaseExpression]:
         """Host conditions in the launch's top-level statement that can stop a bad size before
@@ -194,6 +209,7 @@ class LaunchSite:
                 continue  # an `if` that neither raises nor holds the launch
             if isinstance(node, cst.Assert | cst.If):
                 yield node.test
+        yield from self.caller_guards
 
 
 @dataclass
@@ -358,6 +374,7 @@ class ModuleModel:
         target_version: str,
         find_launches: Callable[[ModuleModel], None] | None = None,
         syntax: ast.Module | None = None,
+        project: ProjectContext | None = None,
     ) -> None:
         self.path = path
         self.target_version = target_version  # Triton "MAJOR.MINOR" the code is checked against
@@ -379,6 +396,10 @@ class ModuleModel:
         self.function_tops: dict[str, cst.CSTNode] = {}  # their top-level statements
         #: id(launch call) -> the host names assigned once before it, to their values
         self._host_values: dict[int, dict[str, cst.BaseExpression]] = {}
+        #: The rest of the project, when the run indexed it (launches and callers elsewhere).
+        self.project = project
+        #: id(top-level statement of another file) -> that file's model (launches there)
+        self._owners: dict[int, ModuleModel] = {}
 
     @property
     def launches(self) -> list[LaunchSite]:
@@ -394,8 +415,24 @@ class ModuleModel:
         """Record a launch and the host names assigned once before it (`evaluate_at`)."""
         self.launches.append(site)
         self._host_values[id(site.call)] = host_values
+        if site.module is not None:
+            for top in (site.top, site.grid_top):
+                if top is not None:
+                    self._owners[id(top)] = site.module
+
+    def add_host_values(self, site: LaunchSite, values: dict[str, cst.BaseExpression]) -> None:
+        """Values the callers of the launching function pass it (`evaluate_at` reads them)."""
+        self._host_values[id(site.call)] = {**values, **self._host_values.get(id(site.call), {})}
+
+    def owner(self, top: cst.CSTNode | None) -> ModuleModel:
+        """The file holding the top-level statement ``top``: this one, or the one of a launch
+        in another file."""
+        return self._owners.get(id(top), self) if top is not None else self
 
     def span(self, top: cst.CSTNode, node: cst.CSTNode) -> Span:
+        owner = self._owners.get(id(top))
+        if owner is not None:
+            return owner.span(top, node)
         return self.positions.span(top, node)
 
     def evaluate_at(self, site: LaunchSite, expr: cst.BaseExpression) -> Any:
@@ -404,7 +441,8 @@ class ModuleModel:
             name: evaluate(value)
             for name, value in self._host_values.get(id(site.call), {}).items()
         }
-        env.update({g.name: evaluate(g.value) for g in self.globals.values() if g.value})
+        host = site.module or self
+        env.update({g.name: evaluate(g.value) for g in host.globals.values() if g.value})
         return evaluate(expr, {k: v for k, v in env.items() if v is not UNKNOWN})
 
 

@@ -4,6 +4,7 @@ host values around them."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -22,19 +23,31 @@ from triton_lint.model.tree import iter_children
 
 
 def find_launches(model: ModuleModel) -> None:
-    """Record the launches of ``model``'s kernels, visiting only the top-level statements that
-    mention one."""
-    finder = _LaunchFinder(model)
-    for top in _statements_mentioning_launches(model):
+    """Record the launches of ``model``'s kernels in its own file, visiting only the top-level
+    statements that mention one."""
+    find_launches_in(model, model, None)
+
+
+def find_launches_in(host: ModuleModel, sink: ModuleModel, names: dict[str, str] | None) -> None:
+    """Record in ``sink`` the launches of its kernels that ``host``'s code holds: by their own
+    names (``names`` None: the same file), or by the dotted names ``names`` maps to them."""
+    finder = _LaunchFinder(host, sink, names)
+    shorts = sink.kernels_by_name if names is None else {n.rsplit(".", 1)[-1] for n in names}
+    # `kernel[grid]`, and `wrap_triton(kernel)[grid]` (torch.library's launch wrapper)
+    for top in statements_mentioning(host, shorts, r"\s*\)?\s*\["):
         finder.top = top
         finder.walk(top)
 
 
-def _statements_mentioning_launches(model: ModuleModel) -> list[cst.CSTNode]:
-    """Top-level statements whose lines contain ``kernel_name[`` (or ``kernel_name)[``, of
-    ``wrap_triton(kernel_name)[grid]``): the only ones worth visiting."""
-    names = "|".join(re.escape(name) for name in model.kernels_by_name)
-    pattern = re.compile(rf"\b(?:{names})\s*\)?\s*\[")
+def statements_mentioning(
+    model: ModuleModel, shorts: Iterable[str], after: str
+) -> list[cst.CSTNode]:
+    """Top-level statements whose lines contain one of the names followed by ``after``
+    (``kernel_name[``): the only ones worth visiting."""
+    names = "|".join(re.escape(name) for name in shorts)
+    if not names:
+        return []
+    pattern = re.compile(rf"\b(?:{names}){after}")
     lines = {model.text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(model.text)}
     if not lines:
         return []
@@ -50,8 +63,10 @@ class _LaunchFinder:
     """Finds ``kernel[grid](...)`` launches of this file's kernels, with their grids, keeping
     the host scopes (functions) around each."""
 
-    def __init__(self, model: ModuleModel) -> None:
+    def __init__(self, model: ModuleModel, sink: ModuleModel, names: dict[str, str] | None) -> None:
         self.model = model
+        self.sink = sink
+        self.names = names
         self.top: cst.CSTNode = model.module
         self.scopes: list[dict[str, cst.BaseExpression]] = [{}]
         self.definitions: list[dict[str, cst.BaseExpression]] = [{}]
@@ -109,8 +124,10 @@ class _LaunchFinder:
         name = dotted_name(launched)
         if name is None:
             return
-        short = name.rsplit(".", 1)[-1]
-        if short not in self.model.kernels_by_name:
+        short: str | None = name.rsplit(".", 1)[-1]
+        if self.names is not None:
+            short = self.names.get(name)
+        if short is None or short not in self.sink.kernels_by_name:
             return
         if not all(isinstance(element.slice, cst.Index) for element in func.slice):
             return
@@ -136,8 +153,10 @@ class _LaunchFinder:
             host_definitions=self.definitions[-1],
             host_alternatives=self.alternatives[-1],
             host_locals=self.locals[-1],
+            module=self.model if self.model is not self.sink else None,
+            function=self.functions[-1] if self.functions else None,
         )
-        self.model.add_launch(site, dict(self.scopes[-1]))
+        self.sink.add_launch(site, dict(self.scopes[-1]))
 
     def _grid_dims(
         self, grid: cst.BaseExpression

@@ -57,9 +57,11 @@ class Rule:
         severity: Severity | None = None,
         fix: Fix | None = None,
     ) -> Finding:
-        """A finding at ``node``; ``top`` is needed for nodes outside the kernel (launches)."""
+        """A finding at ``node``; ``top`` is needed for nodes outside the kernel (launches, in
+        this file or, for a launch elsewhere in the project, in that file)."""
         span = kernel.module.span(top, node) if top is not None else kernel.span(node)
-        finding = self.finding_at(kernel.module.path, span, message, kernel.name, severity)
+        path = kernel.module.owner(top).path
+        finding = self.finding_at(path, span, message, kernel.name, severity)
         finding.fix = fix
         return finding
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import libcst as cst
 
-from triton_lint.finding import Category, Finding, Severity
+from triton_lint.finding import Category, Finding, RelatedLocation, Severity
 from triton_lint.model.evaluate import UNKNOWN, evaluate, is_power_of_two
 from triton_lint.model.host import is_shape, is_size_call
 from triton_lint.model.kernel import Kernel, LaunchSite
@@ -153,10 +153,10 @@ def launch(x):
                 top=source.top,
             )
         if isinstance(size, cst.Name) and size.value == param.name:
-            yield from self._tensor_dimensions(kernel, param.name, describe, reported)
+            yield from self._tensor_dimensions(kernel, param.name, describe, reported, call)
 
     def _tensor_dimensions(
-        self, kernel: Kernel, param: str, describe: str, reported: set[int]
+        self, kernel: Kernel, param: str, describe: str, reported: set[int], call: cst.Call
     ) -> Iterator[Finding]:
         """Launches that fill the size straight from a tensor dimension (`x.shape[-1]`,
         `B, T, H, K = k.shape`) with no `next_power_of_2` and no host check on it."""
@@ -179,7 +179,7 @@ def launch(x):
             if _checked_on_host(site, names):
                 continue
             reported.add(id(expr))
-            yield self.finding(
+            finding = self.finding(
                 kernel,
                 expr,
                 f"{param} comes from {origin} at this launch and sizes {describe}: a value "
@@ -189,6 +189,10 @@ def launch(x):
                 top=site.top,
                 severity=Severity.INFO,
             )
+            if site.module is not None:  # the kernel is in another file: point at what it sizes
+                where = f"{describe} in `{kernel.name}`"
+                finding.related = (RelatedLocation(kernel.module.path, kernel.span(call), where),)
+            yield finding
 
 
 def _sizes(name: str, call: cst.Call) -> Iterator[tuple[cst.BaseExpression, str]]:

@@ -1,0 +1,168 @@
+"""Facts across files: kernels launched from another file, bounds and values set by the
+callers of the launching function, single-file runs that read the rest of the project, and a
+results cache that re-lints a kernel's file when a file its findings read changes.
+
+Each case under ``fixtures/project/`` is a small package (a kernel file, a launching file, the
+callers in a third file, a ``pyproject.toml`` marking the project root); ``# <- CODE`` marks
+every finding of a run over the package, and a run over each file alone gives exactly the
+marks of that file.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from triton_lint.docs import example_expectations
+from triton_lint.project.index import ProjectIndex
+from triton_lint.run import RunOptions, lint_paths
+from triton_lint.selection import Layer
+
+CASES = Path(__file__).resolve().parent.parent / "fixtures" / "project"
+CASE_DIRS = sorted(p for p in CASES.iterdir() if p.is_dir())
+
+
+def _run(paths: list[Path], cache: Path | None = None) -> set[tuple[str, int, str]]:
+    options = RunOptions(cli_layer=Layer(select=["ALL"]), jobs=1, cache_dir=cache)
+    result = lint_paths(paths, options)
+    assert not result.crashes
+    return {(Path(f.path).name, f.line, f.code) for f in result.findings}
+
+
+def _marks(case: Path) -> dict[Path, set[tuple[str, int, str]]]:
+    return {
+        path: {(path.name, line, code) for line, code in example_expectations(path.read_text())[1]}
+        for path in sorted(case.rglob("*.py"))
+    }
+
+
+@pytest.mark.parametrize("case", CASE_DIRS, ids=[p.name for p in CASE_DIRS])
+def test_a_run_over_the_package_gives_the_marked_findings(case):
+    marks = _marks(case)
+    assert _run([case]) == set().union(*marks.values())
+
+
+@pytest.mark.parametrize("case", CASE_DIRS, ids=[p.name for p in CASE_DIRS])
+def test_each_file_alone_reads_the_project_and_reports_only_itself(case):
+    for path, expected in _marks(case).items():
+        assert _run([path]) == expected, path
+
+
+def test_every_bad_case_has_a_finding_and_a_good_twin():
+    names = {p.name for p in CASE_DIRS}
+    for name in names:
+        if name.endswith("_bad"):
+            assert name.replace("_bad", "_good") in names
+            assert any(_marks(CASES / name).values())
+
+
+def test_a_launch_in_another_file_points_at_what_it_sizes():
+    options = RunOptions(cli_layer=Layer(select=["TL201"]), jobs=1)
+    result = lint_paths([CASES / "tl201_bad" / "attn" / "api.py"], options)
+    (finding,) = result.findings
+    (related,) = finding.related
+    assert Path(related.path).name == "kernels.py"
+    assert related.span.line == 8  # cols = tl.arange(0, HEAD_DIM)
+
+
+def test_editing_a_caller_relints_the_kernel_file(tmp_path):
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl209_good", case)
+    cache = tmp_path / "cache"
+    assert _run([case], cache) == set()
+    layer = case / "pkg" / "layer.py"
+    layer.write_text(layer.read_text().replace("    assert n <= 4096\n", ""))
+    assert _run([case], cache) == {("ops.py", 8, "TL209")}
+    assert _run([case / "pkg" / "ops.py"], cache) == {("ops.py", 8, "TL209")}
+
+
+def _index(tmp_path: Path, files: dict[str, str]) -> ProjectIndex:
+    entries = []
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        entries.append((name, path, text.encode()))
+    return ProjectIndex(entries)
+
+
+KERNELS = "import triton\n\n@triton.jit\ndef kern(x):\n    pass\n"
+
+
+@pytest.mark.parametrize(
+    ("launcher", "text"),
+    [
+        (
+            "src/pkg/ops.py",
+            "import triton\nfrom .kernels import kern\ndef op(x):\n    kern[(1,)](x)\n",
+        ),
+        (
+            "src/pkg/ops.py",
+            "import triton\nimport pkg.kernels as K\ndef op(x):\n    K.kern[(1,)](x)\n",
+        ),
+        (
+            "src/pkg/sub/ops.py",
+            "import triton\nfrom ..kernels import kern as k\ndef op(x):\n    k[(1,)](x)\n",
+        ),
+        (
+            "src/pkg/sub/ops.py",
+            "import triton\nfrom pkg import kern\ndef op(x):\n    kern[(1,)](x)\n",
+        ),
+        (
+            "src/pkg/ops.py",
+            "import triton\nfrom . import kernels\ndef op(x):\n"
+            "    torch.library.wrap_triton(kernels.kern)[(1,)](x)\n",
+        ),
+    ],
+)
+def test_the_index_resolves_launches_through_imports(tmp_path, launcher, text):
+    files = {
+        "src/pkg/__init__.py": "from .kernels import kern  # triton\n",
+        "src/pkg/sub/__init__.py": "",
+        "src/pkg/kernels.py": KERNELS,
+        launcher: text,
+    }
+    index = _index(tmp_path, files)
+    context = index.context_for("src/pkg/kernels.py")
+    assert context is not None
+    (refs,) = context.kernel_refs.values()
+    assert set(refs.values()) == {"kern"}
+    assert list(context.kernel_refs) == [launcher]
+
+
+def test_the_index_follows_callers_two_levels_and_no_further(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": KERNELS + "\ndef op(x):\n    kern[(1,)](x)\n",
+        "pkg/a.py": "# triton\nfrom pkg.kernels import op\ndef one(x):\n    op(x)\n",
+        "pkg/b.py": "# triton\nfrom pkg.a import one\ndef two(x):\n    one(x)\n",
+        "pkg/c.py": "# triton\nfrom pkg.b import two\ndef three(x):\n    two(x)\n",
+    }
+    context = _index(tmp_path, files).context_for("pkg/kernels.py")
+    assert context is not None
+    assert set(context.callers) == {("pkg/kernels.py", "op"), ("pkg/a.py", "one")}
+    assert set(context.sources) == {"pkg/a.py", "pkg/b.py"}
+
+
+def test_a_function_called_from_many_places_has_unknown_callers(tmp_path):
+    callers = "".join(f"def f{i}(x):\n    op(x)\n" for i in range(12))
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": KERNELS + "\ndef op(x):\n    kern[(1,)](x)\n",
+        "pkg/a.py": "# triton\nfrom pkg.kernels import op\n" + callers,
+    }
+    context = _index(tmp_path, files).context_for("pkg/kernels.py")
+    assert context is not None
+    assert ("pkg/kernels.py", "op") in context.unbounded
+
+
+def test_a_caller_passing_a_name_for_the_same_parameter_is_no_cycle(tmp_path):
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl209_good", case)
+    layer = case / "pkg" / "layer.py"
+    text = layer.read_text().replace("n = x.shape[0]", "num_tokens = x.shape[0]")
+    text = text.replace("n <= 4096", "num_tokens <= 4096").replace("b, n)", "b, num_tokens)")
+    layer.write_text(text)
+    assert _run([case]) == set()

@@ -1,0 +1,331 @@
+"""What the callers of a launching function establish at the launch: the conditions that hold at
+every call of it in the project and the values every call passes, written in the launching
+function's own parameter names.
+
+For each call of the launching function ``f`` (found by `triton_lint.project.index`), the
+caller ``g`` contributes the ``assert`` statements and ``if ...: raise`` tests that run before
+the call, the tests of the ``if`` statements around it, the checks of a helper it calls first
+(``get_config(M)`` raising for ``M > 512``), and what its own callers establish (up to
+`MAX_DEPTH` levels). A test is kept only when, once the arguments are replaced by ``f``'s
+parameters, it reads nothing but those parameters: a test about a caller's other locals says
+nothing at the launch. A condition holds at the launch when it holds at every call; a value
+reaches a parameter when every call passes the same expression (with the caller's single
+definitions of the names it reads: ``num_tokens = x.shape[0]`` then ``op(x, num_tokens)``).
+A function with no known caller, or with more callers than the index follows, gets nothing:
+unknown, not guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from triton_lint.model.host import function_bindings, host_definitions
+from triton_lint.model.kernel import ModuleModel
+from triton_lint.model.launches import statements_mentioning
+from triton_lint.model.names import dotted_name
+from triton_lint.model.project import FunctionKey
+from triton_lint.model.tree import iter_children, iter_nodes
+
+MAX_DEPTH = 2
+#: Host files of the project by display path (None: it cannot be parsed).
+Hosts = Callable[[str], ModuleModel | None]
+_ALLOWED_FREE = {"True", "False", "None"}
+
+
+@dataclass
+class CallerFacts:
+    """Holding tests, guard tests and parameter values, in the function's own names."""
+
+    holding: list[cst.BaseExpression] = field(default_factory=list)
+    guards: list[cst.BaseExpression] = field(default_factory=list)
+    values: dict[str, cst.BaseExpression] = field(default_factory=dict)
+
+
+def qualified_name(host: ModuleModel, function: cst.FunctionDef, top: cst.CSTNode) -> str | None:
+    """``f`` or ``Class.f`` for a function the project can call by name; None for a nested one."""
+    name = function.name.value
+    if isinstance(top, cst.ClassDef) and isinstance(top.body, cst.IndentedBlock):
+        if any(stmt is function for stmt in top.body.body):
+            return f"{top.name.value}.{name}"
+        return None
+    return name if host.functions.get(name) is function else None
+
+
+class CallerIndex:
+    """Caller facts of the functions of one kernel file's project, each computed once."""
+
+    def __init__(self, model: ModuleModel, hosts: Hosts) -> None:
+        self.model = model
+        self.project = model.project
+        self.hosts = hosts
+        self._facts: dict[FunctionKey, CallerFacts] = {}
+
+    def facts(self, key: FunctionKey, function: cst.FunctionDef, depth: int = 0) -> CallerFacts:
+        if key not in self._facts:
+            self._facts[key] = CallerFacts()  # a cycle of calls reads nothing
+            self._facts[key] = self._compute(key, function, depth)
+        return self._facts[key]
+
+    def _compute(self, key: FunctionKey, function: cst.FunctionDef, depth: int) -> CallerFacts:
+        project = self.project
+        if project is None or key in project.unbounded or key not in project.callers:
+            return CallerFacts()
+        per_call: list[CallerFacts] = []
+        for path, names in project.callers[key].items():
+            host = self.hosts(path)
+            if host is None:
+                return CallerFacts()
+            for call, caller, top in _calls(host, set(names)):
+                per_call.append(self._call_facts(host, call, caller, top, function, depth))
+        if not per_call:
+            return CallerFacts()
+        return _common(per_call, self.model)
+
+    def _call_facts(
+        self,
+        host: ModuleModel,
+        call: cst.Call,
+        caller: cst.FunctionDef | None,
+        top: cst.CSTNode,
+        callee: cst.FunctionDef,
+        depth: int,
+    ) -> CallerFacts:
+        bound = _bind(callee, call)
+        holding: list[cst.BaseExpression] = []
+        guards: list[cst.BaseExpression] = []
+        definitions: dict[str, cst.BaseExpression] = {}
+        if caller is not None:
+            holding, guards = local_tests(host, caller, call)
+            definitions = dict(host_definitions(caller, function_bindings(caller)))
+            name = qualified_name(host, caller, top)
+            if depth + 1 < MAX_DEPTH and name is not None:
+                upper = self.facts((host.path, name), caller, depth + 1)
+                holding += upper.holding
+                guards += upper.guards
+                definitions = {**upper.values, **definitions}
+        params = set(bound)
+        by_code = {host.module.code_for_node(arg): param for param, arg in bound.items()}
+        facts = CallerFacts()
+        for tests, out in ((holding, facts.holding), (guards, facts.guards)):
+            for test in tests:
+                translated = _translate(test, by_code, host)
+                if translated is not None and free_names(translated) <= params | _ALLOWED_FREE:
+                    out.append(translated)
+        facts.values = dict(bound)
+        pending = [(arg, 3) for arg in bound.values()]
+        while pending:  # the caller's definitions of the names the arguments read
+            expr, depth_left = pending.pop()
+            for name in free_names(expr) - set(facts.values):
+                if name in definitions and depth_left > 0:
+                    facts.values[name] = definitions[name]
+                    pending.append((definitions[name], depth_left - 1))
+        return facts
+
+
+def local_tests(
+    host: ModuleModel, function: cst.FunctionDef, call: cst.Call
+) -> tuple[list[cst.BaseExpression], list[cst.BaseExpression]]:
+    """Tests true where ``call`` runs in ``function`` (asserts before it, ``if`` tests around
+    it) and those plus the ``if ...: raise`` tests and helper checks that run before it."""
+    holding: list[cst.BaseExpression] = []
+    guards: list[cst.BaseExpression] = []
+    block: cst.BaseSuite | None = function.body
+    while isinstance(block, cst.IndentedBlock):
+        inner: cst.BaseSuite | None = None
+        for stmt in block.body:
+            if any(node is call for node in iter_nodes(stmt)):
+                if isinstance(stmt, cst.If) and any(n is call for n in iter_nodes(stmt.body)):
+                    holding.append(stmt.test)
+                    guards.append(stmt.test)
+                    inner = stmt.body
+                elif isinstance(stmt, cst.For | cst.While | cst.With | cst.Try):
+                    inner = stmt.body
+                break
+            if isinstance(stmt, cst.If) and _raises(stmt.body):
+                guards.append(stmt.test)
+            for small in _small_statements(stmt):
+                if isinstance(small, cst.Assert):
+                    holding.append(small.test)
+                    guards.append(small.test)
+                guards.extend(_helper_checks(host, small))
+        block = inner
+    return holding, guards
+
+
+def helper_checks(
+    host: ModuleModel, function: cst.FunctionDef, call: cst.Call
+) -> list[cst.BaseExpression]:
+    """The checks of the same file's helpers that ``function`` calls before ``call``."""
+    found: list[cst.BaseExpression] = []
+    block: cst.BaseSuite | None = function.body
+    while isinstance(block, cst.IndentedBlock):
+        inner: cst.BaseSuite | None = None
+        for stmt in block.body:
+            if any(node is call for node in iter_nodes(stmt)):
+                if isinstance(stmt, cst.If | cst.For | cst.While | cst.With | cst.Try):
+                    inner = stmt.body
+                break
+            for small in _small_statements(stmt):
+                found.extend(_helper_checks(host, small))
+        block = inner
+    return found
+
+
+def _small_statements(stmt: cst.CSTNode) -> Iterator[cst.BaseSmallStatement]:
+    if isinstance(stmt, cst.SimpleStatementLine):
+        yield from stmt.body
+
+
+def _raises(body: cst.BaseSuite) -> bool:
+    return any(isinstance(node, cst.Raise) for node in iter_nodes(body))
+
+
+def _helper_checks(host: ModuleModel, small: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """The checks of a helper of the same file called here (``cfg = get_config(M)``), in the
+    caller's names: the tests of its top-level ``if ...: raise`` and its asserts."""
+    value = small.value if isinstance(small, cst.Assign | cst.Expr) else None
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Name):
+        return
+    helper = host.functions.get(value.func.value)
+    if helper is None or not isinstance(helper.body, cst.IndentedBlock):
+        return
+    bound = _bind(helper, value)
+    by_code = {param: arg for param, arg in bound.items()}
+    for stmt in helper.body.body:
+        tests = [stmt.test] if isinstance(stmt, cst.If) and _raises(stmt.body) else []
+        tests += [s.test for s in _small_statements(stmt) if isinstance(s, cst.Assert)]
+        for test in tests:
+            if free_names(test) <= set(by_code) | _ALLOWED_FREE:
+                yield _substitute(test, by_code)
+
+
+def _calls(
+    host: ModuleModel, names: set[str]
+) -> Iterator[tuple[cst.Call, cst.FunctionDef | None, cst.CSTNode]]:
+    """Calls in ``host`` whose callee is one of the dotted ``names``, with the innermost
+    function around each and its top-level statement."""
+    shorts = {name.rsplit(".", 1)[-1] for name in names}
+    for top in statements_mentioning(host, shorts, r"\s*\("):
+        pending: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(top, None)]
+        while pending:
+            node, function = pending.pop()
+            if isinstance(node, cst.FunctionDef):
+                function = node
+            elif isinstance(node, cst.Call) and dotted_name(node.func) in names:
+                yield node, function, top
+            pending.extend((child, function) for child in reversed(iter_children(node)))
+
+
+def _bind(function: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """Parameter -> argument of ``call``; a method's ``self`` takes no argument (called as
+    ``obj.m(...)``); nothing is bound past a ``*args`` of the call."""
+    params = function.params
+    positional = [*params.posonly_params, *params.params]
+    if positional and positional[0].name.value in ("self", "cls"):
+        positional = positional[1:]
+    bound: dict[str, cst.BaseExpression] = {}
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            if arg.star == "*":
+                index = len(positional)  # positions after it are unknown
+            continue
+        if arg.keyword is not None:
+            bound[arg.keyword.value] = arg.value
+        elif index < len(positional):
+            bound[positional[index].name.value] = arg.value
+            index += 1
+    return bound
+
+
+def _translate(
+    test: cst.BaseExpression, by_code: dict[str, str], host: ModuleModel
+) -> cst.BaseExpression | None:
+    """``test`` with every sub-expression that is an argument's text replaced by the
+    parameter it binds."""
+    replacements = {}
+    for node in iter_nodes(test):
+        if isinstance(node, cst.BaseExpression):
+            param = by_code.get(host.module.code_for_node(node)) if _worth(node) else None
+            if param is not None:
+                replacements[node] = param
+    if not replacements:
+        return None
+    return _replace(test, {id(n): cst.Name(p) for n, p in replacements.items()})
+
+
+def _worth(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name | cst.Attribute | cst.Subscript | cst.Call)
+
+
+def _substitute(
+    expr: cst.BaseExpression, values: dict[str, cst.BaseExpression]
+) -> cst.BaseExpression:
+    names = {
+        id(n): values[n.value]
+        for n in _free_name_nodes(expr)
+        if isinstance(n, cst.Name) and n.value in values
+    }
+    return _replace(expr, names) if names else expr
+
+
+class _Replacer(cst.CSTTransformer):
+    def __init__(self, replacements: dict[int, cst.BaseExpression]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
+        return self.replacements.get(id(original), updated)
+
+
+def _replace(
+    expr: cst.BaseExpression, replacements: dict[int, cst.BaseExpression]
+) -> cst.BaseExpression:
+    if id(expr) in replacements:
+        return replacements[id(expr)]
+    return expr.visit(_Replacer(replacements))  # type: ignore[return-value]
+
+
+def _free_name_nodes(expr: cst.CSTNode) -> Iterator[cst.Name]:
+    """Names read as values: not attribute names, not called functions, not keywords."""
+    pending: list[cst.CSTNode] = [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Name):
+            yield node
+        elif isinstance(node, cst.Attribute):
+            pending.append(node.value)
+        elif isinstance(node, cst.Call):
+            if not isinstance(node.func, cst.Name):
+                pending.append(node.func)
+            pending.extend(arg.value for arg in node.args)
+        elif not isinstance(node, cst.Lambda):
+            pending.extend(iter_children(node))
+
+
+def free_names(expr: cst.CSTNode) -> set[str]:
+    """The names ``expr`` reads as values."""
+    return {node.value for node in _free_name_nodes(expr)}
+
+
+def _common(per_call: list[CallerFacts], model: ModuleModel) -> CallerFacts:
+    """What every call establishes: tests and values that all of them have (by text)."""
+    code = model.module.code_for_node
+    first, rest = per_call[0], per_call[1:]
+    result = CallerFacts()
+    for name, out in (("holding", result.holding), ("guards", result.guards)):
+        others = [{code(t) for t in getattr(facts, name)} for facts in rest]
+        seen: set[str] = set()
+        for test in getattr(first, name):
+            text = code(test)
+            if text not in seen and all(text in texts for texts in others):
+                seen.add(text)
+                out.append(test)
+    for param, value in first.values.items():
+        text = code(value)
+        if all(param in f.values and code(f.values[param]) == text for f in rest):
+            result.values[param] = value
+    return result

@@ -1,0 +1,101 @@
+"""Launches of a file's kernels in the other files of the project, and what the callers of every
+launching function establish at its launches (`triton_lint.model.callers`).
+
+Runs when a rule first reads ``module.launches`` of a model built with a `ProjectContext`: the
+files it names are parsed with libcst once per kernel file's lint (a launching file is small
+next to the kernels), and their launches join the kernel's own as `LaunchSite`s whose
+``module`` is the launching file.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from collections.abc import Callable
+
+import libcst as cst
+
+from triton_lint.model.callers import CallerIndex, free_names, helper_checks, qualified_name
+from triton_lint.model.kernel import LaunchSite, ModuleModel
+from triton_lint.model.launches import find_launches_in
+from triton_lint.model.project import ProjectContext
+
+#: Builds the model of a file that only hosts launches (no kernel is walked).
+HostBuilder = Callable[[str, str, cst.Module, str], ModuleModel]
+
+
+def find_foreign_launches(model: ModuleModel, build_host: HostBuilder) -> None:
+    """Add the project's launches of ``model``'s kernels and the caller facts of every launch."""
+    project = model.project or ProjectContext()
+    hosts: dict[str, ModuleModel | None] = {model.path: model}
+
+    def host(path: str) -> ModuleModel | None:
+        if path not in hosts:
+            hosts[path] = _parse(path, project.sources.get(path), model, build_host)
+        return hosts[path]
+
+    for path, names in sorted(project.kernel_refs.items()):
+        launching = host(path)
+        if launching is not None:
+            find_launches_in(launching, model, names)
+    callers = CallerIndex(model, host)
+    for site in model.launches:
+        _add_caller_facts(model, site, callers)
+
+
+def _add_caller_facts(model: ModuleModel, site: LaunchSite, callers: CallerIndex) -> None:
+    host = site.module or model
+    if site.function is None:
+        return
+    site.caller_guards.extend(helper_checks(host, site.function, site.call))
+    name = qualified_name(host, site.function, site.top)
+    if name is None:
+        return
+    facts = callers.facts((host.path, name), site.function)
+    site.caller_holding.extend(facts.holding)
+    site.caller_guards.extend(facts.guards)
+    params = {p.name.value for p in _parameters(site.function)}
+    values = {
+        name: value
+        for name, value in facts.values.items()
+        if name not in site.host_definitions and (name in params or name not in site.host_locals)
+    }
+    merged = {**site.host_definitions, **values}
+    values = {name: value for name, value in values.items() if not _cyclic(name, merged)}
+    if values:
+        site.host_definitions = {**site.host_definitions, **values}
+        model.add_host_values(site, values)
+
+
+def _cyclic(name: str, definitions: dict[str, cst.BaseExpression]) -> bool:
+    """``name``'s definition reads ``name`` again through the definitions (a caller passing
+    ``n`` for the parameter ``n``): readers that follow definitions would never stop."""
+    seen: set[str] = set()
+    pending = [name]
+    while pending:
+        for read in free_names(definitions[pending.pop()]):
+            if read == name:
+                return True
+            if read in definitions and read not in seen:
+                seen.add(read)
+                pending.append(read)
+    return False
+
+
+def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
+    params = function.params
+    return [*params.posonly_params, *params.params, *params.kwonly_params]
+
+
+def _parse(
+    path: str, data: bytes | None, model: ModuleModel, build_host: HostBuilder
+) -> ModuleModel | None:
+    if data is None:
+        return None
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+        module = cst.parse_module(text)
+    except (SyntaxError, UnicodeError, LookupError, cst.ParserSyntaxError, RecursionError):
+        return None
+    return build_host(path, text, module, model.target_version)

@@ -1,0 +1,43 @@
+"""What a kernel file's lint knows of the rest of the project: the files that launch its kernels
+or call the functions that do, and how each refers to them. Built by `triton_lint.project.index`
+(a pass over the stdlib's trees of the project), read by `triton_lint.model.foreign`."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+#: A function of the project: (display path of its file, qualified name in it: ``op``,
+#: ``Attention.forward``).
+FunctionKey = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class ProjectContext:
+    """The project facts one kernel file's lint may read (picklable: it travels to workers)."""
+
+    #: Display path -> content of every other file these facts come from.
+    sources: dict[str, bytes] = field(default_factory=dict)
+    #: Launching file -> the dotted names it launches this file's kernels by
+    #: (``K.add_kernel``, ``kern``) -> the kernel's name here.
+    kernel_refs: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: A function -> every file that calls it -> the dotted names the calls use there.
+    callers: dict[FunctionKey, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    #: Functions called from more places than the index follows: their callers are unknown.
+    unbounded: frozenset[FunctionKey] = frozenset()
+
+    def digest(self) -> str:
+        """Changes when any file these facts come from changes (the results cache keys on it)."""
+        hasher = hashlib.blake2b(digest_size=16)
+        for display in sorted(self.sources):
+            hasher.update(display.encode() + b"\0")
+            hasher.update(hashlib.blake2b(self.sources[display], digest_size=16).digest())
+        hasher.update(repr(sorted(self.kernel_refs.items())).encode())
+        hasher.update(
+            repr(sorted((k, sorted(v.items())) for k, v in self.callers.items())).encode()
+        )
+        hasher.update(repr(sorted(self.unbounded)).encode())
+        return hasher.hexdigest()
+
+    def __bool__(self) -> bool:
+        return bool(self.kernel_refs or self.callers)

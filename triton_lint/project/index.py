@@ -1,0 +1,361 @@
+"""The project index: kernels by module, every launch of them wherever it is, and the callers of
+the functions that launch them. It reads files' outlines line by line
+(`triton_lint.project.outline`), not syntax trees: a kernel file's lint parses it with libcst
+anyway, and the index must not parse it a second time.
+
+Which files are read:
+
+1. files that may define kernels (the engine's prefilter): their top-level ``@jit`` functions;
+2. files that write one of those kernels' names: the launches (``name[`` or ``name)[``),
+   resolved through imports (``from .kernels import kern``, ``import pkg.kernels as K``,
+   relative imports, re-exports through a package's ``__init__``); module names follow the
+   packages (``__init__.py``) above a file, so a ``src/`` layout needs nothing more;
+3. files that write a launching function's name: the calls of it (``name(``), then the calls
+   of those callers, up to `MAX_DEPTH` levels.
+
+Only files that mention ``triton`` are read at all (a bytes search): scanning every Python file
+of a monorepo for call names costs more than linting its kernels. A caller in a file that
+never names Triton is not seen, so its bounds are unknown at the launch.
+
+The work is bounded: `MAX_DEPTH` levels of callers, and a function called from more than
+`MAX_CALLS` places gets no caller facts at all (`ProjectContext.unbounded`): a helper called
+everywhere says nothing about any one launch. A name the index cannot resolve is left out, so
+what is unknown stays unknown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from triton_lint.engine import decode, may_define_kernels, may_hold_kernels
+from triton_lint.model.project import FunctionKey, ProjectContext
+from triton_lint.project.outline import Outline, line_starts, occurrences, outline
+
+MAX_DEPTH = 2
+MAX_CALLS = 8
+#: Names too common to search callers by: every class has them.
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_LAUNCH = r"\s*\)?\s*\["  # `kern[grid]`, `wrap_triton(kern)[grid]`
+_CALL = r"\s*\("
+_UNSEARCHED = {"__init__", "__call__", "forward", "backward", "apply", "run", "main"}
+
+
+@dataclass
+class ProjectFile:
+    """One file of the project as the index reads it (`triton_lint.project.outline`); what
+    it reads is kept in ``store`` by content digest, so a warm run reads no unchanged file's
+    lines again."""
+
+    display: str
+    path: Path
+    data: bytes
+    module: str = ""
+    is_package: bool = False
+    store: Store | None = None
+    _text: str | None = None
+    _outline: Outline | None = None
+    _words: set[str] | None = None
+    _starts: list[int] | None = None
+    _digest: str | None = None
+    _read: bool = False
+    imports: dict[str, str] = field(default_factory=dict)
+    defined: set[str] = field(default_factory=set)
+    kernels: set[str] = field(default_factory=set)
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            try:
+                self._text = decode(self.data)
+            except (SyntaxError, UnicodeError, LookupError):
+                self._text = ""
+        return self._text
+
+    @property
+    def digest(self) -> str:
+        if self._digest is None:
+            self._digest = hashlib.blake2b(self.data, digest_size=16).hexdigest()
+        return self._digest
+
+    @property
+    def words(self) -> set[str]:
+        """Every identifier the file writes (to pick the files worth reading further)."""
+        if self._words is None:
+            self._words = set(self._stored(f"w:{self.digest}", self._find_words))
+        return self._words
+
+    def _find_words(self) -> list[str]:
+        return sorted(set(_WORD.findall(self.text)))
+
+    def parse(self) -> bool:
+        """Read the file's outline: imports, top-level names, kernels (once)."""
+        if not self._read:
+            self._read = True
+            found = self._stored(f"o:{self.digest}", self._find_outline)
+            self.imports = dict(found["imports"])
+            self.defined = set(found["defined"])
+            self.kernels = set(found["kernels"])
+            package = _package_of(self)
+            for local, (level, rest) in found["relative"].items():
+                anchor = package[: len(package) - level + 1] if level > 1 else package
+                self.imports[local] = ".".join([*anchor, rest])
+        return True
+
+    def _find_outline(self) -> dict[str, Any]:
+        read = self._lines()
+        return {
+            "imports": read.imports,
+            "relative": {k: list(v) for k, v in read.relative.items()},
+            "defined": sorted(read.defined),
+            "kernels": sorted(read.kernels),
+        }
+
+    def _lines(self) -> Outline:
+        if self._outline is None:
+            self._outline = outline(self.text)
+        return self._outline
+
+    def uses(self, names: set[str], after: str) -> list[tuple[str, str]]:
+        """(qualified name of the function holding it or "", dotted name) of each use of one
+        of ``names`` followed by ``after`` (a launch ``[``, a call ``(``)."""
+        wanted = names & self.words
+        if not wanted:
+            return []
+        key = f"u:{self.digest}:{after}:{','.join(sorted(wanted))}"
+        return [tuple(use) for use in self._stored(key, lambda: self._find_uses(wanted, after))]  # type: ignore[misc]
+
+    def _find_uses(self, wanted: set[str], after: str) -> list[list[str]]:
+        scopes = self._lines().scopes
+        if self._starts is None:
+            self._starts = line_starts(self.text)
+        return [
+            [scopes[line] if line < len(scopes) else "", dotted]
+            for line, dotted in occurrences(self.text, self._starts, wanted, after)
+        ]
+
+    def _stored(self, key: str, compute: Callable[[], Any]) -> Any:
+        if self.store is None:
+            return compute()
+        if key not in self.store.entries:
+            self.store.entries[key] = compute()
+            self.store.changed = True
+        self.store.used.add(key)
+        return self.store.entries[key]
+
+
+@dataclass
+class Store:
+    """What the index read of each file, by content digest (kept in the results cache)."""
+
+    entries: dict[str, Any] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+    changed: bool = False
+
+    def kept(self) -> dict[str, Any]:
+        """The entries this run used: others belong to files since changed."""
+        return {key: self.entries[key] for key in sorted(self.used)}
+
+
+def module_name(path: Path) -> tuple[str, bool]:
+    """The dotted module ``path`` is imported as: the directories above it that are packages
+    (hold an ``__init__.py``), so ``src/pkg/ops.py`` is ``pkg.ops``; and whether it is a
+    package's ``__init__``."""
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory.parent != directory:
+        parts.append(directory.name)
+        directory = directory.parent
+    return ".".join(reversed(parts)), path.name == "__init__.py"
+
+
+class ProjectIndex:
+    """Kernels, launches and callers across the files of one run."""
+
+    def __init__(
+        self, files: Iterable[tuple[str, Path, bytes]], store: Store | None = None
+    ) -> None:
+        self.files: dict[str, ProjectFile] = {}
+        self.by_module: dict[str, ProjectFile] = {}
+        for display, path, data in files:
+            if b"triton" not in data:
+                continue  # launching and calling files of a Triton project name Triton
+            entry = ProjectFile(display, path, data, store=store)
+            entry.module, entry.is_package = module_name(path)
+            self.files[display] = entry
+            self.by_module.setdefault(entry.module, entry)
+        #: kernel file display -> launching file display -> dotted name -> kernel name
+        self.kernel_refs: dict[str, dict[str, dict[str, str]]] = {}
+        #: launching functions of each kernel file
+        self.launchers: dict[str, set[FunctionKey]] = {}
+        self.callers: dict[FunctionKey, dict[str, set[str]]] = {}
+        self.unbounded: set[FunctionKey] = set()
+        #: a function -> the functions that call it
+        self.calling: dict[FunctionKey, set[FunctionKey]] = {}
+        self._contexts: dict[str, ProjectContext | None] = {}
+        self._build()
+
+    # -- building --------------------------------------------------------------------------
+    def _build(self) -> None:
+        kernel_files = [
+            f
+            for f in self.files.values()
+            if may_hold_kernels(f.data) and may_define_kernels(f.text) and f.parse() and f.kernels
+        ]
+        if not kernel_files:
+            return
+        names = {name for f in kernel_files for name in f.kernels}
+        for entry in self.files.values():
+            if entry.words & names:  # a launch, or an import under another name
+                self._record_launches(entry, names)
+        frontier = {key for keys in self.launchers.values() for key in keys}
+        seen = set(frontier)
+        for _ in range(MAX_DEPTH):
+            frontier = self._record_callers(frontier) - seen
+            seen |= frontier
+
+    def _record_launches(self, entry: ProjectFile, names: set[str]) -> None:
+        entry.parse()
+        local = names | {n for n, target in entry.imports.items() if target.split(".")[-1] in names}
+        for function, dotted in entry.uses(local, _LAUNCH):
+            target = self.locate(self.resolve(entry, dotted))
+            if target is None or target[1] not in target[0].kernels:
+                continue
+            kernel_file, kernel = target
+            self.launchers.setdefault(kernel_file.display, set())
+            if function:
+                self.launchers[kernel_file.display].add((entry.display, function))
+            if entry is not kernel_file:
+                refs = self.kernel_refs.setdefault(kernel_file.display, {})
+                refs.setdefault(entry.display, {})[dotted] = kernel
+
+    def _record_callers(self, functions: set[FunctionKey]) -> set[FunctionKey]:
+        """Record who calls ``functions``; the calling functions, to follow next."""
+        wanted: dict[str, set[FunctionKey]] = {}
+        for key in functions:
+            short = key[1].rsplit(".", 1)[-1]
+            if "<" not in key[1] and short not in _UNSEARCHED:
+                wanted.setdefault(short, set()).add(key)
+        if not wanted:
+            return set()
+        found: set[FunctionKey] = set()
+        counts: dict[FunctionKey, int] = {}
+        names = set(wanted)
+        for entry in self.files.values():
+            if not entry.words & names:
+                continue
+            entry.parse()
+            local = names | {n for n, t in entry.imports.items() if t.split(".")[-1] in names}
+            for caller, dotted in set(entry.uses(local, _CALL)):
+                key = self._function_key(entry, dotted, caller)
+                short = key[1].rsplit(".", 1)[-1] if key is not None else ""
+                if (
+                    key is None
+                    or key not in wanted.get(short, ())
+                    or (entry.display, caller) == key
+                ):
+                    continue
+                counts[key] = counts.get(key, 0) + 1
+                self.callers.setdefault(key, {}).setdefault(entry.display, set()).add(dotted)
+                if caller:
+                    found.add((entry.display, caller))
+                    self.calling.setdefault(key, set()).add((entry.display, caller))
+        self.unbounded |= {key for key, count in counts.items() if count > MAX_CALLS}
+        return found
+
+    def _function_key(self, entry: ProjectFile, dotted: str, caller: str) -> FunctionKey | None:
+        """The project function a call's dotted name names (``self.helper`` inside a method of
+        the same class included)."""
+        if dotted.startswith("self.") and "." in caller:
+            return entry.display, f"{caller.rsplit('.', 1)[0]}.{dotted[5:]}"
+        target = self.locate(self.resolve(entry, dotted))
+        return (target[0].display, target[1]) if target is not None else None
+
+    # -- resolution ------------------------------------------------------------------------
+    def resolve(self, entry: ProjectFile, dotted: str) -> str | None:
+        """The fully qualified name a dotted name in ``entry`` refers to, through its imports
+        and its own top-level definitions; None for anything else (a local, an attribute)."""
+        first, _, rest = dotted.partition(".")
+        if first in entry.imports:
+            base = entry.imports[first]
+        elif first in entry.defined:
+            base = f"{entry.module}.{first}" if entry.module else first
+        else:
+            return None
+        return f"{base}.{rest}" if rest else base
+
+    def locate(self, qualified: str | None, depth: int = 0) -> tuple[ProjectFile, str] | None:
+        """The file and the name in it that a qualified name refers to, following re-exports
+        (``from .kernels import kern`` in a package's ``__init__``) a few steps."""
+        if qualified is None or depth > 4:
+            return None
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            entry = self.by_module.get(".".join(parts[:cut]))
+            if entry is None:
+                continue
+            name = ".".join(parts[cut:])
+            entry.parse()
+            if name.split(".")[0] in entry.defined:
+                return entry, name
+            return self.locate(self.resolve(entry, name), depth + 1)
+        return None
+
+    # -- the facts of one kernel file --------------------------------------------------------
+    def kernel_files(self) -> list[str]:
+        """Files whose kernels are launched somewhere in the project."""
+        return sorted(set(self.kernel_refs) | set(self.launchers))
+
+    def context_for(self, display: str) -> ProjectContext | None:
+        """What linting the kernel file ``display`` reads of the rest of the project."""
+        if display not in self._contexts:
+            self._contexts[display] = self._context_for(display)
+        return self._contexts[display]
+
+    def _context_for(self, display: str) -> ProjectContext | None:
+        refs = self.kernel_refs.get(display, {})
+        launchers = self.launchers.get(display, set())
+        if not refs and not launchers:
+            return None
+        callers: dict[FunctionKey, dict[str, tuple[str, ...]]] = {}
+        pending = list(launchers)
+        seen: set[FunctionKey] = set()
+        for _ in range(MAX_DEPTH):
+            following: list[FunctionKey] = []
+            for key in pending:
+                if key in seen or key in self.unbounded or key not in self.callers:
+                    continue
+                seen.add(key)
+                by_file = self.callers[key]
+                callers[key] = {path: tuple(sorted(names)) for path, names in by_file.items()}
+                following.extend(self._calling_functions(key))
+            pending = following
+        files = set(refs) | {path for by_file in callers.values() for path in by_file}
+        files.discard(display)
+        return ProjectContext(
+            sources={path: self.files[path].data for path in sorted(files)},
+            kernel_refs={path: dict(names) for path, names in refs.items()},
+            callers=callers,
+            unbounded=frozenset(k for k in self.unbounded if k in seen or k in launchers),
+        )
+
+    def _calling_functions(self, key: FunctionKey) -> list[FunctionKey]:
+        return sorted(self.calling.get(key, ()))
+
+    def dependents(self, display: str) -> set[str]:
+        """Kernel files whose lint reads ``display`` (an editor re-lints them on save)."""
+        found = set()
+        for kernel_file in self.kernel_files():
+            context = self.context_for(kernel_file)
+            if context is not None and display in context.sources:
+                found.add(kernel_file)
+        return found
+
+
+def _package_of(entry: ProjectFile) -> list[str]:
+    parts = entry.module.split(".") if entry.module else []
+    return parts if entry.is_package else parts[:-1]
