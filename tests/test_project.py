@@ -166,3 +166,19 @@ def test_a_caller_passing_a_name_for_the_same_parameter_is_no_cycle(tmp_path):
     text = text.replace("n <= 4096", "num_tokens <= 4096").replace("b, n)", "b, num_tokens)")
     layer.write_text(text)
     assert _run([case]) == set()
+
+
+def test_files_sharing_a_module_name_read_only_themselves(tmp_path):
+    """Two copies of a script (`a/kernels.py`, `b/kernels.py`, no packages) import as the same
+    name: neither is taken for the other, and each keeps its own launches."""
+    own = KERNELS + "\ndef op(x):\n    kern[(1,)](x)\n"
+    files = {
+        "a/kernels.py": own,
+        "b/kernels.py": own,
+        "c/ops.py": "import triton\nfrom kernels import kern\ndef op(x):\n    kern[(1,)](x)\n",
+    }
+    index = _index(tmp_path, files)
+    for display in ("a/kernels.py", "b/kernels.py"):
+        assert index.launchers[display] == {(display, "op")}
+        context = index.context_for(display)
+        assert context is None or not (context.kernel_refs or context.sources)

@@ -181,13 +181,18 @@ class ProjectIndex:
     ) -> None:
         self.files: dict[str, ProjectFile] = {}
         self.by_module: dict[str, ProjectFile] = {}
+        ambiguous: set[str] = set()
         for display, path, data in files:
             if b"triton" not in data:
                 continue  # launching and calling files of a Triton project name Triton
             entry = ProjectFile(display, path, data, store=store)
             entry.module, entry.is_package = module_name(path)
             self.files[display] = entry
+            if entry.module in self.by_module:
+                ambiguous.add(entry.module)
             self.by_module.setdefault(entry.module, entry)
+        for module in ambiguous:  # two files import as the same name: which one is unknown
+            del self.by_module[module]
         #: kernel file display -> launching file display -> dotted name -> kernel name
         self.kernel_refs: dict[str, dict[str, dict[str, str]]] = {}
         #: launching functions of each kernel file
@@ -222,7 +227,7 @@ class ProjectIndex:
         entry.parse()
         local = names | {n for n, target in entry.imports.items() if target.split(".")[-1] in names}
         for function, dotted in entry.uses(local, _LAUNCH):
-            target = self.locate(self.resolve(entry, dotted))
+            target = self.locate_in(entry, dotted)
             if target is None or target[1] not in target[0].kernels:
                 continue
             kernel_file, kernel = target
@@ -272,7 +277,7 @@ class ProjectIndex:
         the same class included)."""
         if dotted.startswith("self.") and "." in caller:
             return entry.display, f"{caller.rsplit('.', 1)[0]}.{dotted[5:]}"
-        target = self.locate(self.resolve(entry, dotted))
+        target = self.locate_in(entry, dotted)
         return (target[0].display, target[1]) if target is not None else None
 
     # -- resolution ------------------------------------------------------------------------
@@ -287,6 +292,14 @@ class ProjectIndex:
         else:
             return None
         return f"{base}.{rest}" if rest else base
+
+    def locate_in(self, entry: ProjectFile, dotted: str) -> tuple[ProjectFile, str] | None:
+        """The file and name a dotted name written in ``entry`` refers to: ``entry`` itself for
+        its own top-level definitions (also when another file shares its module name)."""
+        first = dotted.split(".")[0]
+        if first in entry.defined and first not in entry.imports:
+            return entry, dotted
+        return self.locate(self.resolve(entry, dotted))
 
     def locate(self, qualified: str | None, depth: int = 0) -> tuple[ProjectFile, str] | None:
         """The file and the name in it that a qualified name refers to, following re-exports
