@@ -116,72 +116,57 @@ def run_file_report(
                 if child is not None:
                     unit = {"file": real, "out": out, "only": only or [], "skip": skip}
                     proc, err = child.submit({**unit, "skip_combos": skip_combos})
-                    restart = _watch(
-                        proc,
-                        out,
-                        err,
-                        options.timeout,
-                        display,
-                        path_map,
-                        findings,
-                        seen,
-                        cells,
-                        on_case,
-                        progress,
-                    )
-                    if restart is None:
-                        return findings, cells
-                    skip, skip_combos = restart
-                    continue
-                err = os.path.join(tmp, "stderr.txt")
-                cmd = [
-                    sys.executable,
-                    "-m",
-                    "triton_lint.dynamic.child",
-                    "--file",
-                    real,
-                    "--out",
+                else:
+                    err = os.path.join(tmp, "stderr.txt")
+                    command = _child_command(real, out, err, options, only, skip, skip_combos)
+                    with open(err, "wb") as errfh:
+                        proc = subprocess.Popen(
+                            command,
+                            stdout=subprocess.DEVNULL,
+                            stderr=errfh,
+                            stdin=subprocess.DEVNULL,
+                            env=child_env(options.device, cache_dir, gpu),
+                        )
+                restart = _watch(
+                    proc,
                     out,
-                    "--device",
-                    options.device,
-                    "--repeats",
-                    str(options.repeats),
-                    "--skip",
-                    str(skip),
-                    "--skip-combos",
-                    str(skip_combos),
-                ]
-                if not options.redzones:
-                    cmd.append("--no-redzones")
-                if options.large:
-                    cmd.append("--large")
-                cmd += ["--device-log", err]
-                for name in only or []:
-                    cmd += ["--only", name]
-                with open(err, "wb") as errfh:
-                    proc = subprocess.Popen(
-                        cmd,
-                        stdout=subprocess.DEVNULL,
-                        stderr=errfh,
-                        stdin=subprocess.DEVNULL,
-                        env=child_env(options.device, cache_dir, gpu),
-                    )
-                    restart = _watch(
-                        proc,
-                        out,
-                        err,
-                        options.timeout,
-                        display,
-                        path_map,
-                        findings,
-                        seen,
-                        cells,
-                        on_case,
-                        progress,
-                    )
+                    err,
+                    options.timeout,
+                    display,
+                    path_map,
+                    findings,
+                    seen,
+                    cells,
+                    on_case,
+                    progress,
+                )
             if restart is None:
                 return findings, cells
             skip, skip_combos = restart
+
+
+def _child_command(
+    real: str,
+    out: str,
+    err: str,
+    options: ChildOptions,
+    only: list[str] | None,
+    skip: int,
+    skip_combos: int,
+) -> list[str]:
+    """A one-file child's command line: it resumes after the first `skip` cases and the first
+    `skip_combos` combinations of the next one."""
+    command = [sys.executable, "-m", "triton_lint.dynamic.child", "--file", real, "--out", out]
+    command += ["--device", options.device, "--repeats", str(options.repeats)]
+    command += ["--skip", str(skip), "--skip-combos", str(skip_combos)]
+    if not options.redzones:
+        command.append("--no-redzones")
+    if options.large:
+        command.append("--large")
+    command += ["--device-log", err]
+    for name in only or []:
+        command += ["--only", name]
+    return command
 
 
 def add_case_findings(
