@@ -182,3 +182,29 @@ def test_files_sharing_a_module_name_read_only_themselves(tmp_path):
         assert index.launchers[display] == {(display, "op")}
         context = index.context_for(display)
         assert context is None or not (context.kernel_refs or context.sources)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        ("        N, T = x.shape\n        dx", "        N, T = dout.shape\n        dx"),
+        (
+            "        ctx.use_short = use_short\n",
+            "        ctx.use_short = use_short\n"
+            "        if N > 1:\n"
+            "            ctx.use_short = False\n",
+        ),
+        ("        ctx.save_for_backward(x)\n", "        ctx.save_for_backward(out)\n"),
+    ],
+    ids=["backward-size-from-another-tensor", "flag-set-twice", "another-tensor-saved"],
+)
+def test_an_autograd_flag_bounds_the_backward_only_where_both_methods_agree(tmp_path, edit):
+    """``T`` in the backward must be the forward's ``T``: read from the same saved tensor,
+    through a flag the forward sets once; otherwise the bound is unknown at the launch."""
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl209_ctx_good", case)
+    ops = case / "chunk" / "ops.py"
+    old, new = edit
+    assert old in ops.read_text()
+    ops.write_text(ops.read_text().replace(old, new, 1))
+    assert _run([case]) == {("ops.py", 24 + new.count("\n") - old.count("\n"), "TL209")}

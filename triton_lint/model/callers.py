@@ -12,7 +12,8 @@ nothing at the launch. A condition holds at the launch when it holds at every ca
 reaches a parameter when every call passes the same expression (with the caller's single
 definitions of the names it reads: ``num_tokens = x.shape[0]`` then ``op(x, num_tokens)``).
 A function with no known caller, or with more callers than the index follows, gets nothing:
-unknown, not guessed.
+unknown, not guessed. An autograd ``backward`` also gets the ``forward``'s value of a ``ctx``
+flag its launch runs under (`autograd_flag_tests`), in names both methods share.
 """
 
 from __future__ import annotations
@@ -172,6 +173,158 @@ def helper_checks(
                 found.extend(_helper_checks(host, small))
         block = inner
     return found
+
+
+def autograd_flag_tests(
+    host: ModuleModel, function: cst.FunctionDef, call: cst.Call, top: cst.CSTNode
+) -> list[cst.BaseExpression]:
+    """Tests around ``call`` in an autograd ``backward`` that read a ``ctx`` attribute the
+    class's ``forward`` sets once (``ctx.use_short = T <= 4096``), as the forward computed
+    them (``T <= 4096``). Kept only when every name the forward's value reads means the same
+    in the backward: the same single definition in both, down to tensors saved by
+    ``ctx.save_for_backward`` and read back from ``ctx.saved_tensors`` at the same position,
+    module-level names and literals; anything else is unknown."""
+    forward = _method(top, "forward")
+    if function.name.value != "backward" or forward is None or function is forward:
+        return []
+    ctx, ctx_forward = _first_param(function), _first_param(forward)
+    if ctx is None or ctx_forward is None:
+        return []
+    flags = _ctx_assignments(top, forward, ctx_forward)
+    if not flags:
+        return []
+    forward_names = _Canonical(host, forward, ctx_forward)
+    backward_names = _Canonical(host, function, ctx)
+    found: list[cst.BaseExpression] = []
+    for test in local_tests(host, function, call)[0]:
+        reads = {
+            id(node): flags[node.attr.value]
+            for node in iter_nodes(test)
+            if isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == ctx
+            and node.attr.value in flags
+        }
+        if not reads:
+            continue
+        translated = _shared(_replace(test, reads), forward_names, backward_names)
+        if translated is not None:
+            found.append(translated)
+    return found
+
+
+def _shared(
+    expr: cst.BaseExpression, forward: _Canonical, backward: _Canonical, depth: int = 3
+) -> cst.BaseExpression | None:
+    """``expr`` of the forward in names that mean the same in the backward: a forward local
+    that does not (``use_short``) is replaced by its single definition (``T <= 4096``)."""
+    replacements: dict[str, cst.BaseExpression] = {}
+    for name in free_names(expr) - _ALLOWED_FREE:
+        text = forward.of(name)
+        if text is not None and text == backward.of(name):
+            continue
+        value = forward.definitions.get(name)
+        inner = _shared(value, forward, backward, depth - 1) if value and depth else None
+        if inner is None:
+            return None
+        replacements[name] = inner
+    return _substitute(expr, replacements) if replacements else expr
+
+
+def _method(top: cst.CSTNode, name: str) -> cst.FunctionDef | None:
+    if not isinstance(top, cst.ClassDef) or not isinstance(top.body, cst.IndentedBlock):
+        return None
+    methods = [s for s in top.body.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
+    return methods[0] if len(methods) == 1 else None
+
+
+def _first_param(function: cst.FunctionDef) -> str | None:
+    params = [*function.params.posonly_params, *function.params.params]
+    return params[0].name.value if params else None
+
+
+def _ctx_assignments(
+    top: cst.CSTNode, forward: cst.FunctionDef, ctx: str
+) -> dict[str, cst.BaseExpression]:
+    """``ctx.NAME = value`` statements directly in ``forward``'s body, for attributes the
+    class assigns nowhere else (an assignment under an ``if`` or in another method makes the
+    value unknown)."""
+    counts: dict[str, int] = {}
+    for node in iter_nodes(top):
+        targets = (
+            [t.target for t in node.targets]
+            if isinstance(node, cst.Assign)
+            else [node.target]
+            if isinstance(node, cst.AnnAssign | cst.AugAssign)
+            else []
+        )
+        for target in targets:
+            for element in iter_nodes(target):
+                if isinstance(element, cst.Attribute):
+                    counts[element.attr.value] = counts.get(element.attr.value, 0) + 1
+    found: dict[str, cst.BaseExpression] = {}
+    body = forward.body.body if isinstance(forward.body, cst.IndentedBlock) else ()
+    for stmt in body:
+        for small in _small_statements(stmt):
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+                continue
+            target = small.targets[0].target
+            if (
+                isinstance(target, cst.Attribute)
+                and isinstance(target.value, cst.Name)
+                and target.value.value == ctx
+                and counts.get(target.attr.value) == 1
+            ):
+                found[target.attr.value] = small.value
+    return found
+
+
+class _Canonical:
+    """A name of an autograd method written in what both methods can see: its single
+    definitions followed (three levels), a tensor saved for or read back from the backward
+    as its position (``saved_tensor_0``), module-level names as themselves; None for anything
+    else (a parameter, a name bound twice)."""
+
+    def __init__(self, host: ModuleModel, function: cst.FunctionDef, ctx: str) -> None:
+        self.host = host
+        self.bindings = function_bindings(function)
+        self.definitions = dict(host_definitions(function, self.bindings))
+        self.saved: dict[str, int] = {}
+        for node in iter_nodes(function.body):
+            if (
+                isinstance(node, cst.Call)
+                and dotted_name(node.func) == f"{ctx}.save_for_backward"
+                and not any(arg.star for arg in node.args)
+            ):
+                for position, arg in enumerate(node.args):
+                    if isinstance(arg.value, cst.Name):
+                        self.saved[arg.value.value] = position
+        self.saved_tensors = f"{ctx}.saved_tensors"
+
+    def of(self, name: str, depth: int = 3) -> str | None:
+        if name in _ALLOWED_FREE:
+            return name
+        if name in self.saved and self.bindings.get(name, 0) <= 1:
+            return f"saved_tensor_{self.saved[name]}"
+        value = self.definitions.get(name)
+        if value is None:
+            known = name not in self.bindings and name in self.host.module_names
+            return name if known else None
+        code = self.host.module.code_for_node
+        if isinstance(value, cst.Subscript) and dotted_name(value.value) == self.saved_tensors:
+            index = value.slice[0].slice if len(value.slice) == 1 else None
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+                return f"saved_tensor_{index.value.value}"
+            return None
+        if depth == 0 or any(
+            isinstance(n, cst.Attribute) and dotted_name(n) == self.saved_tensors
+            for n in iter_nodes(value)
+        ):
+            return None
+        parts = {n: self.of(n, depth - 1) for n in free_names(value)}
+        if any(part is None for part in parts.values()):
+            return None
+        return code(_substitute(value, {n: cst.parse_expression(p) for n, p in parts.items() if p}))
 
 
 def _small_statements(stmt: cst.CSTNode) -> Iterator[cst.BaseSmallStatement]:

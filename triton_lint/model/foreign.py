@@ -15,7 +15,13 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from triton_lint.model.callers import CallerIndex, free_names, helper_checks, qualified_name
+from triton_lint.model.callers import (
+    CallerIndex,
+    autograd_flag_tests,
+    free_names,
+    helper_checks,
+    qualified_name,
+)
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.launches import find_launches_in
 from triton_lint.model.project import ProjectContext
@@ -48,6 +54,9 @@ def _add_caller_facts(model: ModuleModel, site: LaunchSite, callers: CallerIndex
     if site.function is None:
         return
     site.caller_guards.extend(helper_checks(host, site.function, site.call))
+    flags = autograd_flag_tests(host, site.function, site.call, site.top)
+    site.caller_holding.extend(flags)
+    site.caller_guards.extend(flags)
     name = qualified_name(host, site.function, site.top)
     if name is None:
         return

@@ -178,6 +178,9 @@ class LaunchSite:
     caller_holding: list[cst.BaseExpression] = field(default_factory=list)
     #: ``caller_holding`` and the tests of ``if ...: raise`` that run before every call.
     caller_guards: list[cst.BaseExpression] = field(default_factory=list)
+    _local: tuple[list[cst.BaseExpression], list[cst.BaseExpression]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def bound_arguments(self, kernel: Kernel) -> dict[str, cst.BaseExpression]:
         """Parameter name -> argument expression, positional and keyword."""
@@ -191,25 +194,38 @@ class LaunchSite:
         """Host conditions true wherever the launch runs: the tests of the ``if`` statements
         whose body holds it (not those whose ``else`` does), and of ``assert`` statements
         in the launch's top-level statement."""
-        for node in iter_nodes(self.top):
-            if isinstance(node, cst.Assert) or (
-                isinstance(node, cst.If) and any(n is self.call for n in iter_nodes(node.body))
-            ):
-                yield node.test
+        yield from self._local_tests()[0]
         yield from self.caller_holding
 
     def guard_tests(self) -> Iterator[cst.BaseExpression]:
         """Host conditions in the launch's top-level statement that can stop a bad size before
         the kernel sees it: ``assert`` tests, tests of ``if ...: raise``, and tests of the
         ``if`` statements around the launch."""
-        for node in iter_nodes(self.top):
-            if isinstance(node, cst.If) and not any(
-                isinstance(n, cst.Raise) or n is self.call for n in iter_nodes(node.body)
-            ):
-                continue  # an `if` that neither raises nor holds the launch
-            if isinstance(node, cst.Assert | cst.If):
-                yield node.test
+        yield from self._local_tests()[1]
         yield from self.caller_guards
+
+    def _local_tests(self) -> tuple[list[cst.BaseExpression], list[cst.BaseExpression]]:
+        """The holding and guard tests of the launch's top-level statement, found in one walk
+        of it the first time a rule asks (rules ask for every launch, many times)."""
+        if self._local is None:
+            holding: list[cst.BaseExpression] = []
+            guards: list[cst.BaseExpression] = []
+            for node in iter_nodes(self.top):
+                if isinstance(node, cst.Assert):
+                    holding.append(node.test)
+                    guards.append(node.test)
+                elif isinstance(node, cst.If):
+                    inside = [
+                        n
+                        for n in iter_nodes(node.body)
+                        if n is self.call or isinstance(n, cst.Raise)
+                    ]
+                    if any(n is self.call for n in inside):
+                        holding.append(node.test)
+                    if inside:
+                        guards.append(node.test)
+            self._local = (holding, guards)
+        return self._local
 
 
 @dataclass

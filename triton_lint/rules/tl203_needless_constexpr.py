@@ -17,6 +17,7 @@ from triton_lint.finding import (
     Severity,
     Span,
 )
+from triton_lint.model.callers import free_names
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import dimension_axis
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
@@ -351,20 +352,20 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
 
 
 def _of_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 3) -> bool:
-    """``expr`` is computed from literals and the host function's parameters alone, through
-    arithmetic, pure calls and single assignments (``int(num_shared_experts)``): those names
-    say what it holds. Not so from a tensor or a helper (``x.shape``, ``prepare(a)[0]``)."""
+    """``expr`` is computed from literals, the host function's parameters and named fields
+    of an object (``config.num_shared_experts``, what a caller passes for a parameter) alone,
+    through arithmetic, pure calls and single assignments (``int(num_shared_experts)``): those
+    names say what it holds. Not so from a tensor or a helper (``x.shape``, ``prepare(a)[0]``)."""
     for node in iter_nodes(expr):
-        if isinstance(node, cst.Attribute | cst.Subscript | cst.Lambda):
+        callee = (dotted_name(node.func) or "") if isinstance(node, cst.Call) else "int"
+        if isinstance(node, cst.Subscript | cst.Lambda) or callee.rsplit(".", 1)[-1] not in (
+            _PURE_CALLS - {"get"}
+        ):
             return False
-        if isinstance(node, cst.Call) and (dotted_name(node.func) or "").rsplit(".", 1)[
-            -1
-        ] not in _PURE_CALLS - {"get"}:
+        if isinstance(node, cst.Attribute) and node.attr.value == "shape":
             return False
-        value = site.host_definitions.get(node.value) if isinstance(node, cst.Name) else None
-        if value is not None and (depth == 0 or not _of_names(site, value, depth - 1)):
-            return False
-    return True
+    values = [site.host_definitions.get(name) for name in free_names(expr)]
+    return all(v is None or (depth and _of_names(site, v, depth - 1)) for v in values)
 
 
 #: What a launch argument is computed from: constants, values already in the compile key
