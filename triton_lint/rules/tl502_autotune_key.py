@@ -117,12 +117,18 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
                 continue  # keying on a per-call size would re-tune every step
             if "ptr" in param.name.lower() or "stride" in param.name.lower():
                 continue
+            heuristic = _heuristic_reading(kernel, param.name)
+            because = (
+                f" (the heuristic for `{heuristic}` reads it, so the best config depends on it)"
+                if heuristic
+                else ""
+            )
             yield self.finding(
                 kernel,
                 param.node.name,
                 f"`{param.name}` bounds a loop but is not in the autotune key: the config tuned "
-                f"for the first `{param.name}` is reused for every other value",
-                severity=Severity.INFO,
+                f"for the first `{param.name}` is reused for every other value{because}",
+                severity=Severity.WARNING if heuristic else Severity.INFO,
             )
             break
 
@@ -131,6 +137,36 @@ def _keying_only(name: str) -> bool:
     """A parameter passed only to key the autotuner (``bucket_M``, ``M_key``): deliberate."""
     lowered = name.lower()
     return any(word in lowered for word in ("bucket", "key", "hint", "tune"))
+
+
+def _heuristic_reading(kernel: Kernel, param: str) -> str | None:
+    """The ``@triton.heuristics`` entry whose function reads ``args["param"]``: the size
+    changes a compiled choice, so a key without it reuses a config across those choices."""
+    for name, expr in kernel.heuristics.items():
+        for node in iter_nodes(expr):
+            if (
+                isinstance(node, cst.SubscriptElement)
+                and isinstance(node.slice, cst.Index)
+                and isinstance(node.slice.value, cst.SimpleString)
+                and node.slice.value.evaluated_value == param
+            ):
+                return name
+    return None
+
+
+def _reads_a_dimension(expr: cst.BaseExpression) -> bool:
+    """``q.shape[0]``, ``x.size(1)``, ``x.numel()``, ``len(x)``: a size read off a tensor,
+    not a bucket computed from another size."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "shape"
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in {"size", "numel", "dim"}
+        return isinstance(func, cst.Name) and func.value == "len"
+    return False
 
 
 def _bucket_of_another_argument(kernel: Kernel, param: str) -> bool:
@@ -143,7 +179,7 @@ def _bucket_of_another_argument(kernel: Kernel, param: str) -> bool:
         argument = _host_value(site, bound[param])
         others = {code(expr) for name, expr in bound.items() if name != param}
         used = {node.value for node in iter_nodes(argument) if isinstance(node, cst.Name)}
-        if isinstance(argument, cst.Name) or not used & others:
+        if isinstance(argument, cst.Name) or _reads_a_dimension(argument) or not used & others:
             return False
     return bool(passing)
 
