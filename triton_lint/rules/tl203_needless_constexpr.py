@@ -328,11 +328,9 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
                 # a one-letter name computed from other names (`s = int(num_shared_experts)`)
                 # is judged by them; from a tensor or a helper (`M, N = x.shape`), by its letter
                 names.add(node.value)
-            if value is not None and depth > 0:
-                names |= _host_names(site, value, depth - 1)
-            elif depth > 0:  # `NT = cdiv(T, BT)` in one branch, `len(chunk_indices)` in another
-                for alternative in site.host_alternatives.get(node.value, []):
-                    names |= _host_names(site, alternative, depth - 1)
+            values = [value] if value is not None else site.host_alternatives.get(node.value, [])
+            for source in values if depth > 0 else []:  # `NT = cdiv(T, BT)` / `len(indices)`
+                names |= _host_names(site, source, depth - 1)
         elif isinstance(node, cst.Call):
             callee = dotted_name(node.func) or ""
             if callee.endswith(("power_of_2", "log2")):
