@@ -27,11 +27,13 @@ is not a parameter makes the decorator fail; one the kernel never reads (often a
 changes every step, such as a sequence offset) re-tunes for nothing, costing a full benchmark
 sweep per new value. Conversely, an integer size that bounds the kernel's loops (`K` in a
 GEMM) but is missing from the key makes the config tuned for the first size be reused for
-every other size (reported as information: it is a heuristic). Per-call sizes (`T`, `M`,
+every other size (information, or a warning when a `@triton.heuristics` entry reads the size:
+then a compiled choice depends on it). Per-call sizes (`T`, `M`,
 `seq_len`, `n_rows`) are deliberately kept out of keys, so they are not suggested. An unread
 key that only buckets a size on purpose is left alone: a name saying so (`bucket_M`, `M_key`)
 or a value every launch in the file computes from another argument it passes
-(`_M_NPO2 = triton.next_power_of_2(M)` beside `M`)."""
+(`_M_NPO2 = triton.next_power_of_2(M)` beside `M`); a dimension read off a tensor's shape
+(`B, H, D = x.shape`) is not such a bucket."""
     fix = """\
 Key on the sizes that change the best config (`key=["M", "N", "K"]`) and nothing else."""
     bad = """\
