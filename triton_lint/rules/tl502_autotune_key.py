@@ -33,7 +33,8 @@ then a compiled choice depends on it). Per-call sizes (`T`, `M`,
 key that only buckets a size on purpose is left alone: a name saying so (`bucket_M`, `M_key`)
 or a value every launch in the file computes from another argument it passes
 (`_M_NPO2 = triton.next_power_of_2(M)` beside `M`); a dimension read off a tensor's shape
-(`B, H, D = x.shape`) is not such a bucket."""
+(`B, H, D = x.shape`) is not such a bucket, but it changes only with the input's shape, which
+training often keeps fixed (information)."""
     fix = """\
 Key on the sizes that change the best config (`key=["M", "N", "K"]`) and nothing else."""
     bad = """\
@@ -104,11 +105,14 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
                 and not _bucket_of_another_argument(kernel, entry)
                 and not _sizes_the_grid(kernel, entry)
             ):
+                dimension = _passes_a_dimension(kernel, entry)
                 yield self.finding(
                     kernel,
                     key_node,
                     f"autotune key `{entry}` is never read by the kernel: every new value "
-                    "re-runs the benchmark for nothing",
+                    "re-runs the benchmark for nothing"
+                    + (" (info: a size of the input, new only when the shapes change)" * dimension),
+                    severity=Severity.INFO if dimension else None,
                 )
         tuned = set(tune.key) | {name for c in tune.configs for name in c.values}
         pointers = dereferenced_params(kernel)
@@ -169,6 +173,16 @@ def _reads_a_dimension(expr: cst.BaseExpression) -> bool:
             return func.attr.value in {"size", "numel", "dim"}
         return isinstance(func, cst.Name) and func.value == "len"
     return False
+
+
+def _passes_a_dimension(kernel: Kernel, param: str) -> bool:
+    """A launch passes a size read off a tensor (``B`` of ``B, H, D = x.shape``): the tuner
+    re-runs once per input shape, which training often keeps fixed (information)."""
+    return any(
+        _reads_a_dimension(_host_value(site, argument))
+        for site in kernel.launches
+        if (argument := site.bound_arguments(kernel).get(param)) is not None
+    )
 
 
 def _bucket_of_another_argument(kernel: Kernel, param: str) -> bool:
