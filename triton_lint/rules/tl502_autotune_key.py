@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -119,8 +120,8 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
         for param in usage.loop_bound_params():
             if param.is_constexpr or param.name in tuned or param.name in pointers:
                 continue
-            if is_per_call_size(param.name):
-                continue  # keying on a per-call size would re-tune every step
+            if is_per_call_size(re.sub(r"_(q|k|kv)$", "", param.name)):
+                continue  # keying on a per-call size (`seqlen_q`) would re-tune every step
             if "ptr" in param.name.lower() or "stride" in param.name.lower():
                 continue
             heuristic = _heuristic_reading(kernel, param.name)
