@@ -309,7 +309,8 @@ def _variation(kernel: Kernel, param: Param) -> Severity | None:
 
 def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> set[str]:
     """Host names whose value flows into a launch argument, through the host function's single
-    assignments (``rows_per_program = math.ceil(n_rows / sm_count)`` gives ``n_rows``).
+    assignments (``rows_per_program = math.ceil(n_rows / sm_count)`` gives ``n_rows``) and
+    every value of a name assigned in each branch of an ``if``.
     Only values are followed: not a tensor's attributes (``c.stride(0)`` does not change with
     ``c``'s row count), not containers (``s[4]``), not the tests of ``x if M <= 256 else y``,
     not divisors (``numel // M`` can cancel out), not into comparisons (a truth value), and
@@ -328,8 +329,9 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
                 # a one-letter name computed from other names (`s = int(num_shared_experts)`)
                 # is judged by them; from a tensor or a helper (`M, N = x.shape`), by its letter
                 names.add(node.value)
-            if value is not None and depth > 0:
-                names |= _host_names(site, value, depth - 1)
+            values = [value] if value is not None else site.host_alternatives.get(node.value, [])
+            for source in values if depth > 0 else []:  # `NT = cdiv(T, BT)` / `len(indices)`
+                names |= _host_names(site, source, depth - 1)
         elif isinstance(node, cst.Call):
             callee = dotted_name(node.func) or ""
             if callee.endswith(("power_of_2", "log2")):

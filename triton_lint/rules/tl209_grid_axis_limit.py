@@ -144,7 +144,7 @@ def _classify(
             return Severity.ERROR, f"{value}"
         return None
     atoms: list[tuple[str, bool]] = []  # (label, divided)
-    _atoms(dim, False, atoms, site.host_definitions)
+    _atoms(dim, False, atoms, _definitions(site))
     bounded = _bounded_names(site)
     atoms = [a for a in atoms if not _WITHIN_BLOCK.search(a[0]) and a[0] not in bounded]
     tokens = [a for a in atoms if _TOKENS.search(a[0]) and not _BATCH.match(a[0])]
@@ -175,6 +175,20 @@ def _classify(
     if batch and not batch[0][1]:
         return Severity.INFO, f"a batch size (`{batch[0][0]}`)"
     return None
+
+
+def _definitions(site: LaunchSite) -> dict[str, cst.BaseExpression]:
+    """The host values of names at the launch: a single assignment, or for a name assigned
+    in each branch of an ``if`` (``N = B`` / ``N = len(cu_seqlens) - 1``) its values as one
+    conditional expression, so that the packed count among them is seen."""
+    merged = dict(site.host_definitions)
+    for name, values in site.host_alternatives.items():
+        if name not in merged and values:
+            either = values[-1]
+            for value in reversed(values[:-1]):
+                either = cst.IfExp(test=cst.Name(name), body=value, orelse=either)
+            merged[name] = either
+    return merged
 
 
 def _bounded_names(site: LaunchSite) -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -27,11 +28,14 @@ is not a parameter makes the decorator fail; one the kernel never reads (often a
 changes every step, such as a sequence offset) re-tunes for nothing, costing a full benchmark
 sweep per new value. Conversely, an integer size that bounds the kernel's loops (`K` in a
 GEMM) but is missing from the key makes the config tuned for the first size be reused for
-every other size (reported as information: it is a heuristic). Per-call sizes (`T`, `M`,
+every other size (information, or a warning when a `@triton.heuristics` entry reads the size:
+then a compiled choice depends on it). Per-call sizes (`T`, `M`,
 `seq_len`, `n_rows`) are deliberately kept out of keys, so they are not suggested. An unread
 key that only buckets a size on purpose is left alone: a name saying so (`bucket_M`, `M_key`)
 or a value every launch in the file computes from another argument it passes
-(`_M_NPO2 = triton.next_power_of_2(M)` beside `M`)."""
+(`_M_NPO2 = triton.next_power_of_2(M)` beside `M`); a dimension read off a tensor's shape
+(`B, H, D = x.shape`) is not such a bucket, but it changes only with the input's shape, which
+training often keeps fixed (information)."""
     fix = """\
 Key on the sizes that change the best config (`key=["M", "N", "K"]`) and nothing else."""
     bad = """\
@@ -102,27 +106,36 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
                 and not _bucket_of_another_argument(kernel, entry)
                 and not _sizes_the_grid(kernel, entry)
             ):
+                dimension = _passes_a_dimension(kernel, entry)
                 yield self.finding(
                     kernel,
                     key_node,
                     f"autotune key `{entry}` is never read by the kernel: every new value "
-                    "re-runs the benchmark for nothing",
+                    "re-runs the benchmark for nothing"
+                    + (" (info: a size of the input, new only when the shapes change)" * dimension),
+                    severity=Severity.INFO if dimension else None,
                 )
         tuned = set(tune.key) | {name for c in tune.configs for name in c.values}
         pointers = dereferenced_params(kernel)
         for param in usage.loop_bound_params():
             if param.is_constexpr or param.name in tuned or param.name in pointers:
                 continue
-            if is_per_call_size(param.name):
-                continue  # keying on a per-call size would re-tune every step
+            if is_per_call_size(re.sub(r"_(q|k|kv)$", "", param.name)):
+                continue  # keying on a per-call size (`seqlen_q`) would re-tune every step
             if "ptr" in param.name.lower() or "stride" in param.name.lower():
                 continue
+            heuristic = _heuristic_reading(kernel, param.name)
+            because = (
+                f" (the heuristic for `{heuristic}` reads it, so the best config depends on it)"
+                if heuristic
+                else ""
+            )
             yield self.finding(
                 kernel,
                 param.node.name,
                 f"`{param.name}` bounds a loop but is not in the autotune key: the config tuned "
-                f"for the first `{param.name}` is reused for every other value",
-                severity=Severity.INFO,
+                f"for the first `{param.name}` is reused for every other value{because}",
+                severity=Severity.WARNING if heuristic else Severity.INFO,
             )
             break
 
@@ -131,6 +144,46 @@ def _keying_only(name: str) -> bool:
     """A parameter passed only to key the autotuner (``bucket_M``, ``M_key``): deliberate."""
     lowered = name.lower()
     return any(word in lowered for word in ("bucket", "key", "hint", "tune"))
+
+
+def _heuristic_reading(kernel: Kernel, param: str) -> str | None:
+    """The ``@triton.heuristics`` entry whose function reads ``args["param"]``: the size
+    changes a compiled choice, so a key without it reuses a config across those choices."""
+    for name, expr in kernel.heuristics.items():
+        for node in iter_nodes(expr):
+            if (
+                isinstance(node, cst.SubscriptElement)
+                and isinstance(node.slice, cst.Index)
+                and isinstance(node.slice.value, cst.SimpleString)
+                and node.slice.value.evaluated_value == param
+            ):
+                return name
+    return None
+
+
+def _reads_a_dimension(expr: cst.BaseExpression) -> bool:
+    """``q.shape[0]``, ``x.size(1)``, ``x.numel()``, ``len(x)``: a size read off a tensor,
+    not a bucket computed from another size."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "shape"
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in {"size", "numel", "dim"}
+        return isinstance(func, cst.Name) and func.value == "len"
+    return False
+
+
+def _passes_a_dimension(kernel: Kernel, param: str) -> bool:
+    """A launch passes a size read off a tensor (``B`` of ``B, H, D = x.shape``): the tuner
+    re-runs once per input shape, which training often keeps fixed (information)."""
+    return any(
+        _reads_a_dimension(_host_value(site, argument))
+        for site in kernel.launches
+        if (argument := site.bound_arguments(kernel).get(param)) is not None
+    )
 
 
 def _bucket_of_another_argument(kernel: Kernel, param: str) -> bool:
@@ -143,7 +196,7 @@ def _bucket_of_another_argument(kernel: Kernel, param: str) -> bool:
         argument = _host_value(site, bound[param])
         others = {code(expr) for name, expr in bound.items() if name != param}
         used = {node.value for node in iter_nodes(argument) if isinstance(node, cst.Name)}
-        if isinstance(argument, cst.Name) or not used & others:
+        if isinstance(argument, cst.Name) or _reads_a_dimension(argument) or not used & others:
             return False
     return bool(passing)
 
