@@ -7,9 +7,10 @@ import re
 
 import libcst as cst
 
+from triton_lint.model.evaluate import UNKNOWN
 from triton_lint.model.host import dimension_axis
 from triton_lint.model.host_tests import literal_range
-from triton_lint.model.kernel import Kernel, LaunchSite
+from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
 
 #: The most values a host range test may leave a parameter (`assert 2 <= m <= 8`: 7).
@@ -71,3 +72,20 @@ def model_tensor_size(site: LaunchSite, expr: cst.BaseExpression) -> bool:
     name = dotted_name(tensor) or ""
     last = name.rsplit(".", 1)[-1]
     return bool(_MODEL_TENSOR.search(last)) and not _REQUEST_TABLE.search(last)
+
+
+def fixed_values(kernel: Kernel, param: Param) -> bool:
+    """Set by autotune/heuristics, or every launch in the file passes a known constant or a
+    value a host test bounds to a few values (`range_asserted`)."""
+    sources = kernel.value_sources(param.name)
+    if any(s.origin in ("autotune", "heuristics") for s in sources):
+        return True
+    launches = [s for s in sources if s.origin == "launch"]
+    if launches and all(s.value is not UNKNOWN for s in launches):
+        return True
+    passing = [
+        (site, argument)
+        for site in kernel.launches
+        if (argument := site.bound_arguments(kernel).get(param.name)) is not None
+    ]
+    return bool(passing) and all(range_asserted(kernel, *pair) for pair in passing)

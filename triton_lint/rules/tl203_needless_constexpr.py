@@ -18,13 +18,13 @@ from triton_lint.finding import (
     Span,
 )
 from triton_lint.model.callers import free_names
-from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.evaluate import evaluate
 from triton_lint.model.host import dimension_axis
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children, iter_nodes
 from triton_lint.model.usage import Usage, is_flag_like, is_per_call_size
-from triton_lint.rules._host_sizes import model_tensor_size, range_asserted
+from triton_lint.rules._host_sizes import fixed_values, model_tensor_size
 from triton_lint.rules.base import Rule
 
 #: Float hyperparameters.
@@ -187,7 +187,7 @@ def rms_norm(
                 continue
             if param.name in _LAUNCH_OPTIONS:
                 continue  # a launch option, fixed per call site
-            if _fixed_values(kernel, param) or is_flag_like(param):
+            if fixed_values(kernel, param) or is_flag_like(param):
                 continue
             if _compile_key_constant(kernel, param):
                 continue  # changes only with a dtype, which recompiles the kernel anyway
@@ -239,23 +239,6 @@ def rms_norm(
 def _enumerate(items: list[str]) -> str:
     """``a``, ``a and b``, ``a, b and c``."""
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
-def _fixed_values(kernel: Kernel, param: Param) -> bool:
-    """Set by autotune/heuristics, or every launch in the file passes a known constant or a
-    value a host test bounds to a few values (`range_asserted`)."""
-    sources = kernel.value_sources(param.name)
-    if any(s.origin in ("autotune", "heuristics") for s in sources):
-        return True
-    launches = [s for s in sources if s.origin == "launch"]
-    if launches and all(s.value is not UNKNOWN for s in launches):
-        return True
-    passing = [
-        (site, argument)
-        for site in kernel.launches
-        if (argument := site.bound_arguments(kernel).get(param.name)) is not None
-    ]
-    return bool(passing) and all(range_asserted(kernel, *pair) for pair in passing)
 
 
 def _drop_annotation(kernel: Kernel, param: Param) -> Edit | None:
