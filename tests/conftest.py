@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import pty
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,29 @@ def lint_codes(
     result = lint_text(path, source, rules, target or available_versions()[-1])
     assert not result.crashes, result.crashes
     return {(f.line, f.code) for f in result.findings}
+
+
+def run_on_pty(
+    command: list[str], *, stdout_too: bool, cwd: Path | None = None, env: Any = None
+) -> bytes:
+    """What ``command`` writes to a pseudo-terminal on its stderr (and stdout with
+    ``stdout_too``; otherwise stdout is dropped): how it behaves when a person watches."""
+    leader, follower = pty.openpty()
+    stdout = follower if stdout_too else subprocess.DEVNULL
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=stdout, stderr=follower) as proc:
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        proc.wait(timeout=600)
+    os.close(leader)
+    return b"".join(chunks)
 
 
 def apply_edits(text: str, edits: list[Any]) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import run_on_pty
 from tests.test_cli import finding_lines, run
 from triton_lint.finding import Category, Finding, RelatedLocation, Severity, Span
 from triton_lint.reporters.full import FullOptions, Sources, render_finding, render_full
@@ -328,21 +328,7 @@ def _hook(environ: dict[str, str], terminal: bool) -> str:
     env = {**os.environ, **environ}
     if not terminal:
         return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True).stdout
-    leader, follower = pty.openpty()
-    with subprocess.Popen(command, cwd=REPO, env=env, stdout=follower, stderr=follower) as proc:
-        os.close(follower)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        proc.wait()
-    os.close(leader)
-    return b"".join(chunks).decode().replace("\r\n", "\n")
+    return run_on_pty(command, stdout_too=True, cwd=REPO, env=env).decode().replace("\r\n", "\n")
 
 
 def test_pre_commit_hook_output_is_full():

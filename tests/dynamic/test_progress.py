@@ -4,14 +4,13 @@ terminal and not with --quiet."""
 from __future__ import annotations
 
 import io
-import os
 import pathlib
-import pty
 import subprocess
 import sys
 
 import pytest
 
+from tests.conftest import run_on_pty
 from triton_lint.dynamic.progress import Progress
 
 from .test_pytest_plugin import KERNELS
@@ -42,21 +41,7 @@ def run_cli(path: pathlib.Path, *extra: str, tty: bool) -> str:
     cmd += [*extra, str(path)]
     if not tty:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=600).stderr
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=follower)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 4096)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout=600)
-    os.close(leader)
-    return b"".join(chunks).decode(errors="replace")
+    return run_on_pty(cmd, stdout_too=False).decode(errors="replace")
 
 
 def test_progress_only_on_a_terminal_and_not_with_quiet(tmp_path) -> None:
