@@ -632,3 +632,40 @@ def test_non_negative_values_by_construction():
         "d",
         "g",
     }
+
+
+def test_helper_checks_come_only_from_the_path_that_reaches_the_launch():
+    """A helper that raises runs before the launch only on the launch's own path: not in the
+    ``if`` arm when the launch sits in its ``else``, nor in a ``try`` body whose ``except``
+    launches."""
+    from triton_lint.model.callers import helper_checks
+
+    model = model_of(
+        """
+import triton
+
+@triton.jit
+def k(x, n):
+    pass
+
+def check(m):
+    if m > 512:
+        raise ValueError(m)
+
+def launch(x, m, small):
+    check(m + 1)
+    if small:
+        check(m + 2)
+    else:
+        k[(1,)](x, m)
+    try:
+        check(m + 3)
+    except ValueError:
+        k[(1,)](x, m)
+"""
+    )
+    function = model.functions["launch"]
+    first, second = model.kernels[0].launches
+    code = model.module.code_for_node
+    assert [code(t) for t in helper_checks(model, function, first.call)] == ["m + 1 > 512"]
+    assert [code(t) for t in helper_checks(model, function, second.call)] == ["m + 1 > 512"]

@@ -126,6 +126,24 @@ class CallerIndex:
         return facts
 
 
+def _path_to(function: cst.FunctionDef, call: cst.Call) -> Iterator[tuple[cst.BaseStatement, bool]]:
+    """The statements on the way to ``call`` in ``function``: ``(stmt, False)`` for each that
+    runs before it, ``(stmt, True)`` for each compound statement whose body holds it (the walk
+    goes on in that body; a call in an ``else``, ``except`` or ``finally`` ends it there)."""
+    block: cst.BaseSuite | None = function.body
+    while isinstance(block, cst.IndentedBlock):
+        inner: cst.BaseSuite | None = None
+        for stmt in block.body:
+            if any(node is call for node in iter_nodes(stmt)):
+                compound = isinstance(stmt, cst.If | cst.For | cst.While | cst.With | cst.Try)
+                if compound and any(node is call for node in iter_nodes(stmt.body)):
+                    yield stmt, True
+                    inner = stmt.body
+                break
+            yield stmt, False
+        block = inner
+
+
 def local_tests(
     host: ModuleModel, function: cst.FunctionDef, call: cst.Call
 ) -> tuple[list[cst.BaseExpression], list[cst.BaseExpression]]:
@@ -133,26 +151,19 @@ def local_tests(
     it) and those plus the ``if ...: raise`` tests and helper checks that run before it."""
     holding: list[cst.BaseExpression] = []
     guards: list[cst.BaseExpression] = []
-    block: cst.BaseSuite | None = function.body
-    while isinstance(block, cst.IndentedBlock):
-        inner: cst.BaseSuite | None = None
-        for stmt in block.body:
-            if any(node is call for node in iter_nodes(stmt)):
-                if isinstance(stmt, cst.If) and any(n is call for n in iter_nodes(stmt.body)):
-                    holding.append(stmt.test)
-                    guards.append(stmt.test)
-                    inner = stmt.body
-                elif isinstance(stmt, cst.For | cst.While | cst.With | cst.Try):
-                    inner = stmt.body
-                break
-            if isinstance(stmt, cst.If) and _raises(stmt.body):
+    for stmt, holds_call in _path_to(function, call):
+        if holds_call:
+            if isinstance(stmt, cst.If):
+                holding.append(stmt.test)
                 guards.append(stmt.test)
-            for small in _small_statements(stmt):
-                if isinstance(small, cst.Assert):
-                    holding.append(small.test)
-                    guards.append(small.test)
-                guards.extend(_helper_checks(host, small))
-        block = inner
+            continue
+        if isinstance(stmt, cst.If) and _raises(stmt.body):
+            guards.append(stmt.test)
+        for small in _small_statements(stmt):
+            if isinstance(small, cst.Assert):
+                holding.append(small.test)
+                guards.append(small.test)
+        guards.extend(_checks_before(host, stmt))
     return holding, guards
 
 
@@ -160,19 +171,16 @@ def helper_checks(
     host: ModuleModel, function: cst.FunctionDef, call: cst.Call
 ) -> list[cst.BaseExpression]:
     """The checks of the same file's helpers that ``function`` calls before ``call``."""
-    found: list[cst.BaseExpression] = []
-    block: cst.BaseSuite | None = function.body
-    while isinstance(block, cst.IndentedBlock):
-        inner: cst.BaseSuite | None = None
-        for stmt in block.body:
-            if any(node is call for node in iter_nodes(stmt)):
-                if isinstance(stmt, cst.If | cst.For | cst.While | cst.With | cst.Try):
-                    inner = stmt.body
-                break
-            for small in _small_statements(stmt):
-                found.extend(_helper_checks(host, small))
-        block = inner
-    return found
+    return [
+        check
+        for stmt, holds_call in _path_to(function, call)
+        if not holds_call
+        for check in _checks_before(host, stmt)
+    ]
+
+
+def _checks_before(host: ModuleModel, stmt: cst.BaseStatement) -> list[cst.BaseExpression]:
+    return [check for small in _small_statements(stmt) for check in _helper_checks(host, small)]
 
 
 def autograd_flag_tests(
