@@ -162,8 +162,14 @@ def test_a_caller_passing_a_name_for_the_same_parameter_is_no_cycle(tmp_path):
     case = tmp_path / "case"
     shutil.copytree(CASES / "tl209_good", case)
     layer = case / "pkg" / "layer.py"
-    text = layer.read_text().replace("n = x.shape[0]", "num_tokens = x.shape[0]")
-    text = text.replace("n <= 4096", "num_tokens <= 4096").replace("b, n)", "b, num_tokens)")
+    text = layer.read_text()
+    for old, new in [
+        ("n = x.shape[0]", "num_tokens = x.shape[0]"),
+        ("n <= 4096", "num_tokens <= 4096"),
+        ("b, n)", "b, num_tokens)"),
+    ]:
+        assert old in text, old  # the renaming must happen, or this reruns tl209_good
+        text = text.replace(old, new)
     layer.write_text(text)
     assert _run([case]) == set()
 

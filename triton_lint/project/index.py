@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from triton_lint.engine import decode, may_define_kernels, may_hold_kernels
+from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.project import FunctionKey, ProjectContext
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
 
-MAX_DEPTH = 2
 MAX_CALLS = 8
 #: Names too common to search callers by: every class has them.
 _WORD = re.compile(r"[A-Za-z_]\w*")
