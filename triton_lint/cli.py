@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -332,19 +331,19 @@ def check(
                 cache_dir=options.cache_dir,
             )
         else:
-            run = DynamicRun(resolved, dynamic_timeout, jobs, repeats, not no_redzones)
-            run_dynamic(
-                result,
-                where,
-                replace(
-                    run,
-                    sanitizer=sanitizer,
-                    sanitize_all=sanitize_all,
-                    large=large,
-                    bench=bench,
-                    progress=not quiet,
-                ),
+            run = DynamicRun(
+                resolved,
+                dynamic_timeout,
+                jobs,
+                repeats,
+                not no_redzones,
+                sanitizer=sanitizer,
+                sanitize_all=sanitize_all,
+                large=large,
+                bench=bench,
+                progress=not quiet,
             )
+            run_dynamic(result, where, run)
     if diff:
         _report_diff(result, output)
         _exit_on_crashes(result)

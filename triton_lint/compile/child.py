@@ -27,6 +27,7 @@ from typing import Any
 
 from triton_lint import stress
 from triton_lint.compile.autotune import expand_autotuners
+from triton_lint.compile.targets import nvidia_bin_dir
 from triton_lint.dynamic.cases import import_user_module
 from triton_lint.dynamic.inputs import combos, make_args
 from triton_lint.dynamic.kernel_source import compile_error_frame, python_function
@@ -59,10 +60,7 @@ class TargetDriver:
 
 
 def cuobjdump() -> str:
-    import triton
-
-    folder = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
-    exe = os.path.join(folder, "cuobjdump")
+    exe = os.path.join(nvidia_bin_dir() or "", "cuobjdump")
     return exe if os.path.exists(exe) else "cuobjdump"
 
 

@@ -54,7 +54,9 @@ class ArchError(ValueError):
     """An architecture name that is unknown or that the installed Triton cannot compile for."""
 
 
-def _ptxas_dir() -> str | None:
+def nvidia_bin_dir() -> str | None:
+    """The folder of the NVIDIA tools the Triton wheel bundles (ptxas, cuobjdump), found
+    without importing triton."""
     spec = importlib.util.find_spec("triton")
     if spec is None or not spec.origin:
         return None
@@ -65,7 +67,7 @@ def _ptxas_dir() -> str | None:
 def supported() -> tuple[str, ...]:
     """The table's architectures that the installed Triton's `ptxas` lists (all when it cannot
     be asked: the child reports a compile failure per variant then)."""
-    folder = _ptxas_dir()
+    folder = nvidia_bin_dir()
     names: set[str] = set()
     for tool in ("ptxas", "ptxas-blackwell"):
         exe = os.path.join(folder, tool) if folder else tool

@@ -59,6 +59,13 @@ class ChildOptions:
     redzones: bool = True  # GPU: guard regions around every tensor
     large: bool = False  # GPU: check at sizes past 2**31 elements instead of the stress sizes
 
+    def child_flags(self, device_log: str) -> list[str]:
+        """The command-line options every child (warm or one-file) is started with."""
+        flags = ["--device", self.device, "--repeats", str(self.repeats)]
+        flags += ["--device-log", device_log]
+        flags += [] if self.redzones else ["--no-redzones"]
+        return flags + (["--large"] if self.large else [])
+
 
 def _case_failed(path: str, line: int, case: str, message: str, extra: dict[str, Any]) -> Finding:
     meta = CODES["TL908"]
@@ -157,13 +164,7 @@ def _child_command(
     """A one-file child's command line: it resumes after the first `skip` cases and the first
     `skip_combos` combinations of the next one."""
     command = [sys.executable, "-m", "triton_lint.dynamic.child", "--file", real, "--out", out]
-    command += ["--device", options.device, "--repeats", str(options.repeats)]
-    command += ["--skip", str(skip), "--skip-combos", str(skip_combos)]
-    if not options.redzones:
-        command.append("--no-redzones")
-    if options.large:
-        command.append("--large")
-    command += ["--device-log", err]
+    command += ["--skip", str(skip), "--skip-combos", str(skip_combos), *options.child_flags(err)]
     for name in only or []:
         command += ["--only", name]
     return command

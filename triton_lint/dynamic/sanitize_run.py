@@ -13,12 +13,8 @@ import tempfile
 from triton_lint.dynamic.child_io import child_env
 from triton_lint.finding import Finding
 
-DEFAULT_TIMEOUT = 300.0
 
-
-def sanitize_file(
-    path: pathlib.Path, cases: list[str], tool: str, timeout: float = DEFAULT_TIMEOUT
-) -> list[Finding]:
+def sanitize_file(path: pathlib.Path, cases: list[str], tool: str, timeout: float) -> list[Finding]:
     """Run `cases` of one file once per combination under compute-sanitizer `tool`. A case
     stops at its first fault: the error records of that combination are its witness, and a fresh
     child per later combination would cost a sanitizer start-up (seconds) each."""

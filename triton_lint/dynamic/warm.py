@@ -58,10 +58,13 @@ class WarmChild:
         root = self.tmp.name
         self.err = os.path.join(root, f"stderr-{self.starts}.txt")
         o = self.options
-        cmd = [sys.executable, "-m", "triton_lint.dynamic.child", "--serve"]
-        cmd += ["--device", o.device, "--repeats", str(o.repeats), "--device-log", self.err]
-        cmd += ["--no-redzones"] if not o.redzones else []
-        cmd += ["--large"] if o.large else []
+        cmd = [
+            sys.executable,
+            "-m",
+            "triton_lint.dynamic.child",
+            "--serve",
+            *o.child_flags(self.err),
+        ]
         with open(self.err, "wb") as errfh:
             self.proc = subprocess.Popen(
                 cmd,
