@@ -12,10 +12,11 @@ from pathlib import Path
 import libcst as cst
 
 from triton_lint.discovery import iter_python_files
-from triton_lint.engine import decode, may_define_kernels, mentions_triton
+from triton_lint.engine import may_define_kernels, mentions_triton
 from triton_lint.model.build import build_module_model
 from triton_lint.rules import all_rules
 from triton_lint.run import Runner, RunOptions
+from triton_lint.source import decode
 
 
 def main(paths: list[Path]) -> None:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import ast
 import codecs
-import io
 import re
 import sys
-import tokenize
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -23,6 +21,7 @@ from triton_lint.model.kernel import ModuleModel
 from triton_lint.model.project import ProjectContext
 from triton_lint.rules import rules_by_code
 from triton_lint.rules.base import Rule
+from triton_lint.source import decode
 from triton_lint.suppression import Suppressions, parse_suppressions
 from triton_lint.target import resolve_target
 
@@ -63,12 +62,6 @@ class FileResult:
             warnings=list(data["warnings"]),
             kernel_lines=dict(data["kernel_lines"]),
         )
-
-
-def decode(data: bytes) -> str:
-    """Decode source bytes as Python does (PEP 263 coding cookie, BOM); keep line endings."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return data.decode(encoding)
 
 
 def mentions_triton(text: str) -> bool:

@@ -14,7 +14,7 @@ from triton_lint.cache import LintCache, entry_key
 from triton_lint.config import Config, config_for_directory
 from triton_lint.discovery import is_excluded, iter_python_files
 from triton_lint.dynamic.dynamic_report import DynamicReport
-from triton_lint.engine import FileResult, decode, lint_bytes, lint_text, may_hold_kernels
+from triton_lint.engine import FileResult, lint_bytes, lint_text, may_hold_kernels
 from triton_lint.finding import Finding
 from triton_lint.fixes import FixError, FixOutcome, fix_text, fixable, write_fixed
 from triton_lint.model.project import ProjectContext
@@ -28,6 +28,7 @@ from triton_lint.project.run import (
 )
 from triton_lint.rules.base import Rule
 from triton_lint.selection import Layer, expand, resolve, rules_for
+from triton_lint.source import decode
 from triton_lint.target import resolve_target
 from triton_lint.workers import FileJob, default_jobs, lint_jobs
 

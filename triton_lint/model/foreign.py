@@ -9,8 +9,6 @@ next to the kernels), and their launches join the kernel's own as `LaunchSite`s 
 
 from __future__ import annotations
 
-import io
-import tokenize
 from collections.abc import Callable
 
 import libcst as cst
@@ -25,6 +23,7 @@ from triton_lint.model.callers import (
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.launches import find_launches_in
 from triton_lint.model.project import ProjectContext
+from triton_lint.source import decode
 
 #: Builds the model of a file that only hosts launches (no kernel is walked).
 HostBuilder = Callable[[str, str, cst.Module, str], ModuleModel]
@@ -102,8 +101,7 @@ def _parse(
     if data is None:
         return None
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = data.decode(encoding)
+        text = decode(data)
         module = cst.parse_module(text)
     except (SyntaxError, UnicodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         return None

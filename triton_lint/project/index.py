@@ -32,10 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from triton_lint.engine import decode, may_define_kernels, may_hold_kernels
+from triton_lint.engine import may_define_kernels, may_hold_kernels
 from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.project import FunctionKey, ProjectContext
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
+from triton_lint.source import decode
 
 MAX_CALLS = 8
 #: Names too common to search callers by: every class has them.

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from triton_lint.engine import decode
 from triton_lint.finding import Applicability, Finding, RelatedLocation, Severity
 from triton_lint.fingerprint import split_lines
 from triton_lint.reporters.common import how_to_fix, source_texts
@@ -23,6 +22,7 @@ from triton_lint.reporters.terminal import Palette
 from triton_lint.reporters.text import render_text, summary_lines
 from triton_lint.reporters.witness import witness_lines
 from triton_lint.run import RunResult
+from triton_lint.source import decode
 
 #: Lines shown around a finding's span (related locations show their own lines only).
 CONTEXT = 2
