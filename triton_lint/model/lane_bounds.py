@@ -14,6 +14,9 @@ Lanes are followed through arithmetic only: not through ``%``, ``//``, ``minimum
 into range. The evidence is voided where only whole tiles run: inside a loop whose trip count
 is a floor division of the bound (``range(K // BLOCK_K)``), under a runtime ``if`` or after an
 early ``return`` that tests the bound, or when ``tl.static_assert`` bounds the tile extent.
+Lanes at a coordinate read from memory by a scalar load (varlen's chunk table) are bounded
+like a program's tile, but only for recomputations of the same lanes; a vector load (a
+gather's index vector) reaching the compared lanes makes the mask no evidence.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ class MaskBound:
     #: loop variables that shift the compared lanes (``i + r < N`` in ``for i in range(0, N,
     #: B)``): the mask bounds those shifted lanes, not ``r`` alone
     loop_shifts: frozenset[str] = frozenset()
+    #: the compared lanes start at a coordinate read from memory (``i_t = tl.load(chunk_indices
+    #: + ...)``): the mask bounds only recomputations of the same lanes (same key)
+    loaded_start: bool = False
 
 
 @dataclass(frozen=True)
@@ -187,17 +193,24 @@ class LaneBounds:
         limits: set[str] = set()
         shifts: set[str] = set()
         loops: set[str] = set()
+        loaded = False
         for node in self.dependencies.closure(access.mask, values_only=True):
             if isinstance(node, cst.Comparison):
-                for lanes, bound in self._upper_bounds(node):
+                for lanes, bound in _upper_bounds(node):
                     found = self.lanes(lanes)
                     names = self._runtime_names(bound)
-                    gathered = self.kernel.facts(Masks).lane_sources(lanes)[1]
+                    gathered = _loads_reaching(self.kernel, lanes)
                     # a compile-time bound counts for tiles shifted along the dimension
                     # (``i_k * BK + tl.arange(0, BK) < K``), not for one whole-extent row
                     # compared with a sub-range (``tl.arange(0, HEAD) < NOPE``)
                     shifted = any(self.lane_key(call)[1] for call in found)
-                    if found and (names or shifted) and not gathered and not self.lanes(bound):
+                    if (
+                        found
+                        and (names or shifted)
+                        and gathered != "vector"
+                        and not self.lanes(bound)
+                    ):
+                        loaded |= gathered == "scalar"
                         aranges.update((id(call), call) for call in found)
                         limits |= names
                         shifts |= self._program_shifts(lanes)
@@ -212,6 +225,7 @@ class LaneBounds:
             frozenset(limits),
             frozenset(shifts),
             frozenset(loops),
+            loaded,
         )
 
     def _program_shifts(self, expr: cst.BaseExpression) -> set[str]:
@@ -224,21 +238,6 @@ class LaneBounds:
             and isinstance(node.operator, cst.Multiply)
             and Prov.PROGRAM_ID in self.prov.of(node)
         }
-
-    @staticmethod
-    def _upper_bounds(
-        node: cst.Comparison,
-    ) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
-        """``(lanes, bound)`` pairs of ``lanes < bound`` / ``bound > lanes`` comparisons: the
-        end of a tensor. Lower bounds (``offs >= start``) and equalities say nothing of it."""
-        left = node.left
-        for target in node.comparisons:
-            right = target.comparator
-            if isinstance(target.operator, cst.LessThan | cst.LessThanEqual):
-                yield left, right
-            elif isinstance(target.operator, cst.GreaterThan | cst.GreaterThanEqual):
-                yield right, left
-            left = right
 
     def _runtime_names(self, expr: cst.BaseExpression) -> set[str]:
         names = set()
@@ -261,6 +260,8 @@ class LaneBounds:
         for bound in self.mask_bounds():
             if bound.access is access or not (bound.aranges & ids or bound.keys & keys):
                 continue
+            if bound.loaded_start and not bound.keys & keys:
+                continue  # the same lanes at a coordinate read from memory: another dimension
             if self._peeled(access, bound.access) or self._other_arm(access, bound.access):
                 continue
             if self._whole_tiles_only(access, bound.limits):
@@ -386,3 +387,34 @@ def _loop_variables(kernel: Kernel, expr: cst.BaseExpression) -> set[str]:
         if isinstance(node, cst.Name)
         and any(d.kind == "for" for d in kernel.definitions.get(node.value, []))
     }
+
+
+def _upper_bounds(
+    node: cst.Comparison,
+) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """``(lanes, bound)`` pairs of ``lanes < bound`` / ``bound > lanes`` comparisons: the
+    end of a tensor. Lower bounds (``offs >= start``) and equalities say nothing of it."""
+    left = node.left
+    for target in node.comparisons:
+        right = target.comparator
+        if isinstance(target.operator, cst.LessThan | cst.LessThanEqual):
+            yield left, right
+        elif isinstance(target.operator, cst.GreaterThan | cst.GreaterThanEqual):
+            yield right, left
+        left = right
+
+
+def _loads_reaching(kernel: Kernel, lanes: cst.BaseExpression) -> str | None:
+    """Which loads reach the compared lanes: "vector" when a vector load does (a gather's
+    index vector, whose masked-off lanes say nothing of a tensor's end), "scalar" when only
+    scalar loads do (a tile coordinate read from a table, ``i_t = tl.load(chunk_indices +
+    i_t * 2 + 1)``: varlen's chunk index shifts the whole tile like a program id), else
+    None."""
+    found = None
+    for load in kernel.facts(Masks).lane_sources(lanes)[1]:
+        access = kernel.access_for_call(load)
+        pointer = access.pointer if access is not None else None
+        if pointer is None or kernel.facts(Provenance).of(pointer) & (Prov.ARANGE | Prov.BLOCK_PTR):
+            return "vector"
+        found = "scalar"
+    return found
