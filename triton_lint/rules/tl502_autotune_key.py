@@ -8,12 +8,16 @@ from collections.abc import Iterator
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.calls import tl_short
 from triton_lint.model.host import assignment_before
-from triton_lint.model.kernel import Kernel, LaunchSite
+from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.pointers import dereferenced_params
 from triton_lint.model.tree import iter_nodes
 from triton_lint.model.usage import Usage, is_per_call_size
 from triton_lint.rules.base import Rule
+
+#: Calls whose first argument is a tile shape.
+_SHAPED = {"zeros", "full", "empty"}
 
 
 class AutotuneKey(Rule):
@@ -29,7 +33,9 @@ changes every step, such as a sequence offset) re-tunes for nothing, costing a f
 sweep per new value. Conversely, an integer size that bounds the kernel's loops (`K` in a
 GEMM) but is missing from the key makes the config tuned for the first size be reused for
 every other size (information, or a warning when a `@triton.heuristics` entry reads the size:
-then a compiled choice depends on it). Per-call sizes (`T`, `M`,
+then a compiled choice depends on it); so does a size a heuristic turns into the other tile
+(`BLOCK_N = next_power_of_2(N)` beside a tuned `BLOCK_M`), unless the key names that tile
+itself (a warning). Per-call sizes (`T`, `M`,
 `seq_len`, `n_rows`) are deliberately kept out of keys, so they are not suggested. An unread
 key that only buckets a size on purpose is left alone: a name saying so (`bucket_M`, `M_key`)
 or a value every launch in the file computes from another argument it passes
@@ -117,7 +123,8 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
                 )
         tuned = set(tune.key) | {name for c in tune.configs for name in c.values}
         pointers = dereferenced_params(kernel)
-        for param in usage.loop_bound_params():
+        loops = usage.loop_bound_params()
+        for param in _sizes_choosing_the_build(kernel, usage, set(tune.key)):
             if param.is_constexpr or param.name in tuned or param.name in pointers:
                 continue
             if is_per_call_size(re.sub(r"_(q|k|kv)$", "", param.name)):
@@ -130,14 +137,47 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
                 if heuristic
                 else ""
             )
+            role = "bounds a loop" if param in loops else "sets a tile shape"
             yield self.finding(
                 kernel,
                 param.node.name,
-                f"`{param.name}` bounds a loop but is not in the autotune key: the config tuned "
+                f"`{param.name}` {role} but is not in the autotune key: the config tuned "
                 f"for the first `{param.name}` is reused for every other value{because}",
                 severity=Severity.WARNING if heuristic else Severity.INFO,
             )
             break
+
+
+def _sizes_choosing_the_build(kernel: Kernel, usage: Usage, key: set[str]) -> list[Param]:
+    """The parameters whose value changes what the tuned config runs: the loop bounds, then
+    the sizes a ``@triton.heuristics`` entry turns into a tile shape (``BLOCK_N =
+    next_power_of_2(N)`` used in ``tl.arange``: the tile beside the tuned one grows with
+    ``N``). A heuristic that only tests an argument (``HAS_SCALE``) chooses no shape, and a
+    size whose tile is itself in the key (``key=["BLOCK_SIZE_T"]``) is keyed by its bucket."""
+    loops = usage.loop_bound_params()
+    shapes = _tile_shape_names(kernel)
+    read = []
+    for param in kernel.params:
+        if param in loops or param.is_constexpr:
+            continue
+        tiles = {t for t, expr in kernel.heuristics.items() if _reads_arg(expr, param.name)}
+        if tiles & shapes and not tiles & key:
+            read.append(param)
+    return loops + read
+
+
+def _tile_shape_names(kernel: Kernel) -> set[str]:
+    """Names in the extents of ``tl.arange`` and the shapes of ``tl.zeros``/``tl.full``: the
+    tile sizes the compiled kernel is built with."""
+    names: set[str] = set()
+    for call in iter_nodes(kernel.node.body):
+        if not isinstance(call, cst.Call):
+            continue
+        short = tl_short(kernel, call)
+        args = call.args if short == "arange" else call.args[:1] if short in _SHAPED else ()
+        for arg in args:
+            names |= {n.value for n in iter_nodes(arg.value) if isinstance(n, cst.Name)}
+    return names
 
 
 def _keying_only(name: str) -> bool:
@@ -149,16 +189,18 @@ def _keying_only(name: str) -> bool:
 def _heuristic_reading(kernel: Kernel, param: str) -> str | None:
     """The ``@triton.heuristics`` entry whose function reads ``args["param"]``: the size
     changes a compiled choice, so a key without it reuses a config across those choices."""
-    for name, expr in kernel.heuristics.items():
-        for node in iter_nodes(expr):
-            if (
-                isinstance(node, cst.SubscriptElement)
-                and isinstance(node.slice, cst.Index)
-                and isinstance(node.slice.value, cst.SimpleString)
-                and node.slice.value.evaluated_value == param
-            ):
-                return name
-    return None
+    return next((name for name, expr in kernel.heuristics.items() if _reads_arg(expr, param)), None)
+
+
+def _reads_arg(expr: cst.BaseExpression, param: str) -> bool:
+    """A heuristic's function reads ``args["param"]``."""
+    return any(
+        isinstance(node, cst.SubscriptElement)
+        and isinstance(node.slice, cst.Index)
+        and isinstance(node.slice.value, cst.SimpleString)
+        and node.slice.value.evaluated_value == param
+        for node in iter_nodes(expr)
+    )
 
 
 def _reads_a_dimension(expr: cst.BaseExpression) -> bool:
