@@ -132,7 +132,7 @@ def run_file_report(
                             stdout=subprocess.DEVNULL,
                             stderr=errfh,
                             stdin=subprocess.DEVNULL,
-                            env=child_env(options.device, cache_dir, gpu),
+                            env=child_env(options.device, cache_dir, gpu, private_kernels=True),
                         )
                 restart = _watch(
                     proc,
