@@ -64,3 +64,16 @@ def test_kernels_compile_into_the_private_cache(monkeypatch, tmp_path) -> None:
     assert list((private_root / "pid1").rglob("*.ttir"))
     assert not list(shared.rglob("*.ttir"))
     assert private_kernel_cache("pid1") == private  # installed twice: still one redirection
+
+
+def test_a_checking_run_compiles_one_variant_per_constexpr_set(monkeypatch, tmp_path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from triton_lint.dynamic.launches import one_variant
+
+    (tmp_path / "tl_variant_kernels.py").write_text(KERNEL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    fn = __import__("tl_variant_kernels").copy
+    one_variant(fn, fn.params)
+    flags = {p.name: (p.do_not_specialize, p.do_not_specialize_on_alignment) for p in fn.params}
+    assert flags == {"x_ptr": (True, True), "o_ptr": (True, True), "BLOCK": (False, False)}

@@ -96,6 +96,7 @@ class CudaBackend:
         # Compiled checks hold this process's table addresses: kernels stay in a private cache.
         private_kernel_cache(f"pid{os.getpid()}")
         self.recorder = LaunchRecorder()
+        self.recorder.specialize = False  # one variant per constexpr set (`launches.one_variant`)
         #: Compiled-in bounds checks (before the poisoner, which wraps their `tl.load`).
         self.bounds = BoundsChecker(self.torch_device) if redzones else None
         if self.bounds is not None:
