@@ -161,6 +161,8 @@ def test_a_host_descriptor_larger_than_its_tensor_is_found_before_the_launch(com
     checker.on_launch(module.descriptor, names, {"x_desc": padded, "n": 40}, ("/w.py", 9, "f"))
     (ev,) = checker.events(None)
     assert (ev["arg"], ev["offsets"], ev["descriptor"]) == ("x_desc", [40, 47], True)
+    # The kernel never loads through `x_desc` by that name: the launch is the site.
+    assert ev["site"] == ev["launch"] == ("/w.py", 9, "f")
     assert "reaches element 47; the tensor holds 40" in ev["lands"]
 
 

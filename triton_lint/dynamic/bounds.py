@@ -167,7 +167,7 @@ class BoundsChecker:
     def on_launch(self, kernel: Any, names: list[str], values: dict[str, Any], site: Site) -> None:
         """Write the launch's allocation table (one slot per tensor parameter) to the device."""
         self._unread = True
-        self.host_found += bounds_descriptors.host_events(kernel, names, values)
+        self.host_found += bounds_descriptors.host_events(kernel, names, values, site)
         slots: list[Slot | None] = []
         words = [0, 1]
         for i, name in enumerate(names[:SLOTS]):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from triton_lint.dynamic.backend import Site
 from triton_lint.dynamic.kernel_source import access_lines, python_function
 
 #: Attributes set on a descriptor object while its kernel compiles.
@@ -92,8 +93,11 @@ def _block_addresses(core: Any, sem: Any, desc: Any, base: Any, offsets: Any) ->
     return base.__add__(total, _semantic=sem), inside
 
 
-def host_events(kernel: Any, names: list[str], values: dict[str, Any]) -> list[dict[str, Any]]:
-    """TL901 events for `TensorDescriptor` arguments whose shape does not fit their tensor."""
+def host_events(
+    kernel: Any, names: list[str], values: dict[str, Any], launch: Site
+) -> list[dict[str, Any]]:
+    """TL901 events for `TensorDescriptor` arguments whose shape does not fit their tensor, at
+    the kernel's first load through the descriptor (else at the launch)."""
     events = []
     for name in names:
         d = values.get(name)
@@ -115,7 +119,8 @@ def host_events(kernel: Any, names: list[str], values: dict[str, Any]) -> list[d
         events.append(
             {
                 "kind": "oob",
-                "site": (path, lines[0] if lines else 0, getattr(fn, "__name__", "?")),
+                "site": (path, lines[0], getattr(fn, "__name__", "?")) if lines else launch,
+                "launch": launch,
                 "op": "load",
                 "arg": name,
                 "arg_shape": list(base.shape),
