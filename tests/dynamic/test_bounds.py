@@ -39,6 +39,15 @@ def via_helper(x_ptr, o_ptr, BLOCK: tl.constexpr):
 def descriptor(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
     d = tl.make_tensor_descriptor(x_ptr, shape=[n], strides=[1], block_shape=[BLOCK])
     tl.store(o_ptr + tl.arange(0, BLOCK), d.load([0]))
+
+
+@triton.jit
+def descriptor_2d(x_ptr, o_ptr, m, n, BLOCK: tl.constexpr):
+    d = tl.make_tensor_descriptor(
+        base=x_ptr + 4, shape=[m, n], strides=[n, 1], block_shape=[BLOCK, BLOCK]
+    )
+    o = tl.make_tensor_descriptor(o_ptr, shape=[m, n], strides=[n, 1], block_shape=[BLOCK, BLOCK])
+    o.store([0, BLOCK], d.load([BLOCK, 0]))
 """
 
 
@@ -115,12 +124,46 @@ def test_a_helper_access_is_checked_against_every_parameter(compiled) -> None:
     assert not checker.blind
 
 
-def test_a_tensor_descriptor_is_left_to_the_red_zones(compiled) -> None:
+def test_a_tensor_descriptor_access_is_checked_against_its_base(compiled) -> None:
     checker, compile_, _module = compiled
     sig = {"x_ptr": "*fp32", "o_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
-    compile_("descriptor", sig, {"BLOCK": 16})
-    assert checker.blind
-    assert [s.home for s in checker.sites] == [1]  # the plain store is still checked
+    ttir = compile_("descriptor", sig, {"BLOCK": 16})
+    assert not checker.blind
+    # The descriptor's load (line 31, inside the store's call) is homed at its base, x_ptr.
+    sites = sorted((s.line, s.col, s.home) for s in checker.sites)
+    assert sites == [(31, 5, 1), (31, 43, 0)]
+    assert ttir.count("tt.atomic_rmw add") == 2  # one record counter per checked access
+
+
+def test_a_2d_descriptor_store_and_load_are_checked(compiled) -> None:
+    checker, compile_, _module = compiled
+    sig = {"x_ptr": "*fp32", "o_ptr": "*fp32", "m": "i32", "n": "i32", "BLOCK": "constexpr"}
+    compile_("descriptor_2d", sig, {"BLOCK": 16})
+    # `base=` names x_ptr (parameter 0); the store's descriptor is o_ptr's (parameter 1).
+    assert sorted((s.line, s.home, s.function) for s in checker.sites) == [
+        (40, 0, "descriptor_2d"),
+        (40, 1, "descriptor_2d"),
+    ]
+    assert not checker.blind
+
+
+def test_a_host_descriptor_larger_than_its_tensor_is_found_before_the_launch(compiled) -> None:
+    torch = pytest.importorskip("torch")
+    tensor_descriptor = pytest.importorskip("triton.tools.tensor_descriptor")
+    checker, _compile, module = compiled
+    x = torch.zeros(40)
+    fits = tensor_descriptor.TensorDescriptor(x, [40], [1], [16])
+    padded = tensor_descriptor.TensorDescriptor(x, [48], [1], [16])
+    names = ["x_desc", "n"]
+    checker.reset()
+    checker.on_launch(module.descriptor, names, {"x_desc": fits, "n": 40}, ("/w.py", 9, "f"))
+    assert checker.events(None) == []
+    checker.on_launch(module.descriptor, names, {"x_desc": padded, "n": 40}, ("/w.py", 9, "f"))
+    (ev,) = checker.events(None)
+    assert (ev["arg"], ev["offsets"], ev["descriptor"]) == ("x_desc", [40, 47], True)
+    # The kernel never loads through `x_desc` by that name: the launch is the site.
+    assert ev["site"] == ev["launch"] == ("/w.py", 9, "f")
+    assert "reaches element 47; the tensor holds 40" in ev["lands"]
 
 
 def test_a_record_names_the_tensor_it_left_and_where_it_landed(compiled) -> None:

@@ -43,11 +43,8 @@ SHARED = [
 
 
 #: What native runs cannot see, by design (docs/gpu.md, "What only the interpreter checks"):
-#: tensor descriptors carry no compiled-in bounds check, and a descriptor declared larger than
-#: its tensor changes no output; a device assert aborts the launch before its output can be
-#: compared with the reference.
+#: a device assert aborts the launch before its output can be compared with the reference.
 NATIVE_GAPS = {
-    ("descriptors.py", "desc_padded_shape"): {"TL901"},
     ("checks.py", "scaled_index"): {"TL903"},
 }
 

@@ -80,6 +80,22 @@ def faults_the_device(x, y):
 @stress.case(**CASE)
 def survives(x, y):
     return _copy(x, y, 0)
+
+
+@triton.jit
+def copy_host_desc(x_desc, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, x_desc.load([tl.program_id(0) * BLOCK]))  # HOST DESC
+
+
+@stress.case(**CASE)
+def host_descriptor_too_long(x, y):
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    out = torch.empty(128, device=x.device)
+    desc = TensorDescriptor(x, [128], [1], [64])  # x holds 100 elements
+    copy_host_desc[(2,)](desc, out, BLOCK=64)
+    return out[:100].clone()
 """
 
 
@@ -130,6 +146,29 @@ def test_the_unmasked_load_whose_lanes_are_dropped_is_caught_at_its_line() -> No
     }
     (f,) = findings
     assert f.properties["arg"] == "x_ptr" and f.properties["lands"] == "outside every allocation"
+
+
+def test_a_host_descriptor_larger_than_its_tensor_is_found_before_the_launch(report) -> None:
+    path, findings, _cells = report
+    case = "host_descriptor_too_long"
+    tl901 = [f for f in findings if f.properties["case"] == case and f.code == "TL901"]
+    assert [(f.line, f.properties["arg"]) for f in tl901] == [
+        (line_of(path, "# HOST DESC"), "x_desc")
+    ]
+    assert "reaches element 127; the tensor holds 100" in tl901[0].message
+
+
+def test_a_descriptor_declared_larger_than_its_tensor_is_caught_at_its_load() -> None:
+    p = FIXTURES / "descriptors.py"
+    findings, _ = run_file_report(p, options=ChildOptions("cuda"))
+    load = line_of(p, "x = x_desc.load([off])", after="def double_desc_padded")
+    assert {(f.properties["case"], f.code, f.line) for f in findings} == {
+        ("desc_padded_shape", "TL901", load)
+    }
+    (f,) = findings
+    assert f.span.column == line_of_col(p, load, "x_desc.load")
+    assert f.properties["arg"] == "x_ptr" and f.properties["op"] == "load"
+    assert all(o >= 40 for o in f.properties["offsets"])  # N=40: the padded block's tail
 
 
 def line_of_col(path, line: int, text: str) -> int:

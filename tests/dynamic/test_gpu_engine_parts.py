@@ -10,6 +10,7 @@ import pytest
 from triton_lint.dynamic import compute_sanitizer as cs
 from triton_lint.dynamic import devices
 from triton_lint.dynamic.runner import plan_units
+from triton_lint.dynamic.units import load_times, save_times, unit_key
 
 DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
 
@@ -55,9 +56,9 @@ def test_auto_device_falls_back_to_the_interpreter(monkeypatch) -> None:
     assert devices.resolve_device("auto").kind == "interpreter"
 
 
-def test_units_split_files_until_every_job_has_work(tmp_path) -> None:
+def test_units_are_cases_longest_first_when_several_jobs_run_them(tmp_path) -> None:
     src = "from triton_lint import stress\n" + "".join(
-        f"@stress.case(reference=None, inputs=[])\ndef c{i}():\n    pass\n" for i in range(4)
+        f"@stress.case(reference=None, inputs=[])\ndef c{i}():\n    pass\n" for i in range(3)
     )
     a = tmp_path / "a.py"
     a.write_text(src)
@@ -68,12 +69,24 @@ def test_units_split_files_until_every_job_has_work(tmp_path) -> None:
         ("b.py", None),
     ]
     units = plan_units([a, b], 4)
-    assert [(u.path.name, u.only) for u in units] == [
-        ("a.py", ("c0", "c1")),
-        ("a.py", ("c2", "c3")),
-        ("b.py", ("d0", "d1")),
-        ("b.py", ("d2", "d3")),
+    assert [(u.path.name, u.only, u.order) for u in units] == [
+        ("a.py", ("c0",), 0),
+        ("a.py", ("c1",), 1),
+        ("a.py", ("c2",), 2),
+        ("b.py", ("d0",), 3),
+        ("b.py", ("d1",), 4),
+        ("b.py", ("d2",), 5),
     ]
+    # An earlier run's times: the longest first, a case never timed before every timed one.
+    times = {unit_key(u): t for u, t in zip(units, [1.0, 9.0, 0.5, 2.0, 3.0], strict=False)}
+    ordered = plan_units([a, b], 4, times)
+    assert [u.only[0] for u in ordered] == ["d2", "c1", "d1", "d0", "c0", "c2"]
+    path = tmp_path / "cache" / "times.json"
+    save_times(path, times)
+    save_times(path, {"x::y": 4.0})
+    assert load_times(path) == {**times, "x::y": 4.0}
+    path.write_text("not json")
+    assert load_times(path) == {}
 
 
 def test_red_zone_changes_name_side_and_offsets() -> None:

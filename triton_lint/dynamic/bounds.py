@@ -13,19 +13,21 @@ tensor) or none (outside every live allocation).
 
 The allocation table is written before every launch (`on_launch`); its address and the record
 buffer's are constants in the compiled code, so compiled kernels are kept in a cache directory
-of their own per process. Block pointers and tensor descriptors are not instrumented.
+of their own per process (`kernel_cache`). Tensor descriptors are checked too
+(`bounds_descriptors`); block pointers are not instrumented.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
-import os
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
+from triton_lint.dynamic import bounds_descriptors
 from triton_lint.dynamic.backend import Site
 from triton_lint.dynamic.bounds_records import (
     CAPACITY,
@@ -67,7 +69,9 @@ def _generators() -> list[Any]:
     return out
 
 
-def _compile_site(op: str) -> CompileSite | None:
+def _compile_site(op: str, base_arg: bool = False) -> CompileSite | None:
+    """The access being compiled; with `base_arg`, its home is the parameter the call's first
+    argument (a descriptor's base pointer) names, not the pointer expression's."""
     gens = _generators()
     if not gens:
         return None
@@ -78,14 +82,22 @@ def _compile_site(op: str) -> CompileSite | None:
     fn = python_function(getattr(gen, "jit_fn", None))
     line = int(gen.begin_line) + int(node.lineno)
     params = list(getattr(getattr(top, "jit_fn", None), "arg_names", []) or [])
-    home = _home(gen, fn, line, params) if gen is top else None
+    col = int(node.col_offset) + 1
+    names = _call_base_names(node) if base_arg else access_names(fn, line, col)
+    home = _home(gen, names, params) if gen is top else None
     name = getattr(fn, "__name__", "?")
-    return CompileSite(str(gen.file_name), line, int(node.col_offset) + 1, name, home, len(params))
+    return CompileSite(str(gen.file_name), line, col, name, home, len(params))
 
 
-def _home(gen: Any, fn: Any, line: int, params: list[str]) -> Home:
-    """The one pointer parameter the access's pointer expression derives from, if only one."""
-    names = access_names(fn, line)
+def _call_base_names(node: Any) -> set[str]:
+    """The names in a call's first argument (or its `base=`)."""
+    args = list(getattr(node, "args", []) or [])
+    args += [k.value for k in getattr(node, "keywords", []) or [] if k.arg == "base"]
+    return {n.id for n in ast.walk(args[0]) if isinstance(n, ast.Name)} if args else set()
+
+
+def _home(gen: Any, names: set[str], params: list[str]) -> Home:
+    """The one pointer parameter among `names` (what the access derives from), if only one."""
     scope = getattr(gen, "lscope", {}) or {}
     pointers = [
         i
@@ -110,27 +122,25 @@ class BoundsChecker:
         self._written: tuple[Any, ...] | None = None
         self._unread = False  # a launch ran since the count was last read
         self.enabled = True
+        #: TL901 events found on the host before a launch (`TensorDescriptor` arguments).
+        self.host_found: list[dict[str, Any]] = []
         #: An access without a check was compiled (block pointer, tensor descriptor).
         self.blind = False
-        base = os.environ.get("TRITON_CACHE_DIR") or os.path.join(
-            os.path.expanduser("~"), ".triton", "cache"
-        )
-        tag = f"bounds-{self.table.data_ptr():x}-{self.records.data_ptr():x}"
-        os.environ["TRITON_CACHE_DIR"] = os.path.join(base, tag)
         self.core = core
         #: Every access compiled with a check (tests and diagnostics read it).
         self.sites: list[CompileSite] = []
         self.originals: dict[str, Any] = {}
-        for name in (*OPS, "make_tensor_descriptor"):
+        #: Class attributes replaced (a descriptor's `load`/`store`): (class, name, original).
+        self.restore: list[tuple[Any, str, Any]] = []
+        for name in OPS:
             orig = getattr(core, name, None)
             if orig is None:
                 continue
             self.originals[name] = orig
-            wrapped = (
-                self._blind(orig) if name == "make_tensor_descriptor" else self._wrap(name, orig)
-            )
+            wrapped = self._wrap(name, orig)
             setattr(core, name, wrapped)
             setattr(tl, name, wrapped)
+        bounds_descriptors.install(self, core, tl)
 
     def uninstall(self) -> None:
         """Put the original `tl` functions back."""
@@ -139,12 +149,15 @@ class BoundsChecker:
         for name, orig in self.originals.items():
             setattr(self.core, name, orig)
             setattr(tl, name, orig)
+        for cls, name, orig in self.restore:
+            setattr(cls, name, orig)
 
     # -- host side -----------------------------------------------------------------------
 
     def reset(self) -> None:
         """A new run: the violation count is zero (`events` clears it after reading one; a run
         that failed before `events` leaves it for this)."""
+        self.host_found = []
         if self._unread:
             self.records[:1].zero_()
             self._unread = False
@@ -154,6 +167,7 @@ class BoundsChecker:
     def on_launch(self, kernel: Any, names: list[str], values: dict[str, Any], site: Site) -> None:
         """Write the launch's allocation table (one slot per tensor parameter) to the device."""
         self._unread = True
+        self.host_found += bounds_descriptors.host_events(kernel, names, values, site)
         slots: list[Slot | None] = []
         words = [0, 1]
         for i, name in enumerate(names[:SLOTS]):
@@ -181,14 +195,15 @@ class BoundsChecker:
 
     def events(self, arena: Arena | None) -> list[dict[str, Any]]:
         """TL901 events of the run (`bounds_records.decode`); one device sync when clean."""
+        host, self.host_found = self.host_found, []
         count = int(self.records[0].item())
         self._unread = False
         if count == 0:
-            return []
+            return host
         self.records[:1].zero_()
         n = min(count, CAPACITY)
         rows = self.records[HEADER : HEADER + n * FIELDS].view(n, FIELDS).tolist()
-        return decode(rows, self.launches, arena)
+        return decode(rows, self.launches, arena) + host
 
     # -- compile side --------------------------------------------------------------------
 
@@ -202,7 +217,7 @@ class BoundsChecker:
                 poisoned = kw.pop("_tl_poisoned", False)
                 sem = kw.get("_semantic")
                 if checker.enabled and sem is not None:
-                    checked = checker._checked(sem, "load", pointer, mask)
+                    checked = checker.check(sem, "load", pointer, mask)
                     if checked is not None:
                         mask, bad = checked
                         if poisoned and other is not None:
@@ -220,7 +235,7 @@ class BoundsChecker:
             def cas(pointer: Any, cmp: Any, val: Any, *a: Any, **kw: Any) -> Any:
                 sem = kw.get("_semantic")
                 if checker.enabled and sem is not None:
-                    checker._checked(sem, "atomic_cas", pointer, None)
+                    checker.check(sem, "atomic_cas", pointer, None)
                 return orig(pointer, cmp, val, *a, **kw)
 
             return cas
@@ -229,23 +244,22 @@ class BoundsChecker:
         def access(pointer: Any, value: Any, mask: Any = None, *a: Any, **kw: Any) -> Any:
             sem = kw.get("_semantic")
             if checker.enabled and sem is not None:
-                checked = checker._checked(sem, name, pointer, mask)
+                checked = checker.check(sem, name, pointer, mask)
                 if checked is not None:
                     mask = checked[0]
             return orig(pointer, value, mask, *a, **kw)
 
         return access
 
-    def _blind(self, orig: Any) -> Any:
-        @functools.wraps(orig)
-        def unchecked(*a: Any, **kw: Any) -> Any:
-            self.blind = True
-            return orig(*a, **kw)
+    def compile_site(self, op: str) -> CompileSite | None:
+        """The descriptor being made: its site, homed at the parameter its base names."""
+        return _compile_site(op, base_arg=True)
 
-        return unchecked
-
-    def _checked(self, sem: Any, op: str, pointer: Any, mask: Any) -> tuple[Any, Any] | None:
-        """Emit the check before an access: (the mask with bad lanes off, the bad lanes)."""
+    def check(
+        self, sem: Any, op: str, pointer: Any, mask: Any, home: Home | str = "source"
+    ) -> tuple[Any, Any] | None:
+        """Emit the check before an access: (the mask with bad lanes off, the bad lanes). The
+        access's home is the parameter its source names, unless `home` gives it."""
         core = self.core
         pointer = core._unwrap_if_constexpr(pointer)
         mask = core._unwrap_if_constexpr(mask)
@@ -258,6 +272,8 @@ class BoundsChecker:
         site = _compile_site(op)
         if site is None:
             return None
+        if home != "source":
+            site.home = home if isinstance(home, int) else None
         self.sites.append(site)
         e = _Emit(sem, core)
         elt = ty.scalar.element_ty

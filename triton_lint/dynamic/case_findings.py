@@ -193,6 +193,10 @@ def oob_message(ev: dict[str, Any], combo: Combo) -> str:
             + (f" ({ev['lands']})" if ev.get("lands") else "")
             + f"; {ev['bad_lanes']} lane(s) masked off {combo.short()}"
         )
+    if ev.get("descriptor"):
+        return (
+            f"tensor descriptor for {what} reaches past its storage: {ev['lands']} {combo.short()}"
+        )
     if ev["op"] == "store":
         side = "before its first element" if ev["side"] == "before" else "past its end"
         return (

@@ -25,6 +25,7 @@ from triton_lint.dynamic.autotune_check import AutotuneCheck
 from triton_lint.dynamic.backend import Rerun, RunMode, RunResult, Site, Writer
 from triton_lint.dynamic.bounds import BoundsChecker
 from triton_lint.dynamic.compare import flatten, same
+from triton_lint.dynamic.kernel_cache import private_kernel_cache
 from triton_lint.dynamic.kernel_source import access_lines, compile_error_frame, python_function
 from triton_lint.dynamic.launches import LaunchRecorder
 from triton_lint.dynamic.poison import Poisoner
@@ -92,7 +93,10 @@ class CudaBackend:
         torch.set_default_device(self.torch_device)
         self.redzones = redzones
         self.arena = Arena(self.torch_device)
+        # Compiled checks hold this process's table addresses: kernels stay in a private cache.
+        private_kernel_cache(f"pid{os.getpid()}")
         self.recorder = LaunchRecorder()
+        self.recorder.specialize = False  # one variant per constexpr set (`launches.one_variant`)
         #: Compiled-in bounds checks (before the poisoner, which wraps their `tl.load`).
         self.bounds = BoundsChecker(self.torch_device) if redzones else None
         if self.bounds is not None:

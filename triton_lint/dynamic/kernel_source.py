@@ -35,8 +35,8 @@ def python_function(kernel: Any) -> Any:
 
 
 @cache
-def _accesses(fn: Any) -> tuple[str, tuple[tuple[str, int, frozenset[str]], ...]]:
-    """(file, ((op, absolute line, names the pointer expression uses), ...))."""
+def _accesses(fn: Any) -> tuple[str, tuple[tuple[str, int, frozenset[str], int], ...]]:
+    """(file, ((op, absolute line, names the pointer expression uses, column), ...))."""
     try:
         lines, start = inspect.getsourcelines(fn)
         path = inspect.getsourcefile(fn) or ""
@@ -68,7 +68,10 @@ def _accesses(fn: Any) -> tuple[str, tuple[tuple[str, int, frozenset[str]], ...]
         )
         if pointer is None:
             continue
-        found.append((op, start + node.lineno - 1, frozenset(_closure(_names(pointer), derived))))
+        # A method's object is what it accesses too (`desc.load(offsets)`: the descriptor).
+        names = _names(pointer) | _names(node.func.value)
+        line = start + node.lineno - 1
+        found.append((op, line, frozenset(_closure(names, derived)), node.col_offset + 1))
     return path, tuple(sorted(found, key=lambda a: a[1]))
 
 
@@ -91,13 +94,19 @@ def access_lines(kernel: Any, param: str, write: bool) -> tuple[str, list[int]]:
     """(file, lines) of the stores/atomics (`write`) or loads that can touch `param`."""
     path, accesses = _accesses(python_function(kernel))
     ops = _WRITES | _WRITES_ALSO if write else _READS
-    return path, [line for op, line, names in accesses if op in ops and param in names]
+    return path, [line for op, line, names, _col in accesses if op in ops and param in names]
 
 
-def access_names(fn: Any, line: int) -> set[str]:
-    """Every name the pointer expressions of the accesses on `line` derive from."""
+def access_names(fn: Any, line: int, col: int | None = None) -> set[str]:
+    """Every name the pointer expressions of the accesses on `line` (at column `col`, when
+    given) derive from."""
     _path, accesses = _accesses(python_function(fn))
-    return {name for _op, at, names in accesses if at == line for name in names}
+    return {
+        name
+        for _op, at, names, c in accesses
+        if at == line and (col is None or c == col)
+        for name in names
+    }
 
 
 def compile_error_frame(

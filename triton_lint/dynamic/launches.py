@@ -37,6 +37,8 @@ class LaunchRecorder:
     def __init__(self, *, installed: bool = True, launch: bool = True) -> None:
         #: False: record each call and return None instead of compiling and launching it.
         self.launch = launch
+        #: False: one compiled variant per set of constexpr values (`one_variant`).
+        self.specialize = True
         self.launches: list[LaunchRecord] = []
         #: Every kernel launched in this process, by id (their caches are cleared for poisoning).
         self.kernels: dict[int, Any] = {}
@@ -86,6 +88,8 @@ class LaunchRecorder:
         if kwargs.get("warmup"):
             return None
         params = list(getattr(fn, "params", []))
+        if not self.specialize:
+            one_variant(fn, params)
         names = [getattr(p, "name", f"arg{i}") for i, p in enumerate(params)]
         values = dict(zip(names, args, strict=False))
         values.update({k: v for k, v in kwargs.items() if k in names})
@@ -122,3 +126,18 @@ class LaunchRecorder:
                 caches.clear()
             elif isinstance(getattr(fn, "cache", None), dict):
                 fn.cache.clear()
+
+
+def one_variant(fn: Any, params: list[Any]) -> None:
+    """Before a kernel's first launch, turn off Triton's specialisation of its integer and
+    pointer arguments (`== 1`, divisible by 16, 16-byte aligned). Those are code-generation
+    hints, true of the values they were taken from, so a checking run loses nothing by leaving
+    them out; what it gains is one compilation where a case's sizes (1, 17, 64, ...) made three
+    or more, each with the bounds and debug checks in it: most of a native run's time."""
+    if getattr(fn, "device_caches", None):
+        return  # launched before: its argument binder is made, and keeps what it was made with
+    for p in params:
+        if not getattr(p, "is_constexpr", False) and hasattr(p, "do_not_specialize"):
+            p.do_not_specialize = True
+            if hasattr(p, "do_not_specialize_on_alignment"):
+                p.do_not_specialize_on_alignment = True

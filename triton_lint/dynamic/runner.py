@@ -29,13 +29,21 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from triton_lint.dynamic.cases import case_names, discover
-from triton_lint.dynamic.child_io import child_env, finding_from_dict
+from triton_lint.dynamic.child_io import bytecode_cache, child_env, finding_from_dict
 from triton_lint.dynamic.codes import CODES
 from triton_lint.dynamic.devices import INTERPRETER, Device
 from triton_lint.dynamic.dynamic_report import DynamicReport, StressCell
 from triton_lint.dynamic.progress import Progress
 from triton_lint.dynamic.sanitize_run import sanitize_file
-from triton_lint.dynamic.units import Unit, case_count, default_jobs, plan_units
+from triton_lint.dynamic.units import (
+    Unit,
+    case_count,
+    default_jobs,
+    load_times,
+    plan_units,
+    save_times,
+    unit_key,
+)
 from triton_lint.dynamic.warm import WarmChild
 from triton_lint.finding import Finding, Span
 
@@ -132,7 +140,7 @@ def run_file_report(
                             stdout=subprocess.DEVNULL,
                             stderr=errfh,
                             stdin=subprocess.DEVNULL,
-                            env=child_env(options.device, cache_dir, gpu),
+                            env=child_env(options.device, cache_dir, gpu, private_kernels=True),
                         )
                 restart = _watch(
                     proc,
@@ -396,7 +404,11 @@ def run_paths_report(
         device=device.description,
         performance_note=CPU_PERFORMANCE_NOTE if device.kind == "interpreter" else None,
     )
-    findings, cells = _run_units(plan_units(files, slots), options, device, slots, progress)
+    times_path = bytecode_cache().parent / f"unit-times-{device.kind}.json"
+    times: dict[str, float] = {}
+    units = plan_units(files, slots, load_times(times_path))
+    findings, cells = _run_units(units, options, device, slots, progress, times)
+    save_times(times_path, times)
     report.stress.extend(cells)
     if large:
         big = jobs or max(device.gpus, 1)  # one child per GPU: each needs the whole card
@@ -426,9 +438,15 @@ def run_paths_report(
 
 
 def _run_units(
-    units: list[Unit], options: ChildOptions, device: Device, slots: int, progress: bool
+    units: list[Unit],
+    options: ChildOptions,
+    device: Device,
+    slots: int,
+    progress: bool,
+    times: dict[str, float] | None = None,
 ) -> tuple[list[Finding], list[StressCell]]:
-    """Run the units on `slots` parallel children (one GPU each); results in unit order."""
+    """Run the units on `slots` parallel children (one GPU each); results in file order, each
+    unit's wall time into `times` (by `unit_key`)."""
     gpus = list(range(device.gpus)) if device.kind == "cuda" else []
     free = list(range(slots))
     # One warm child per slot (so per GPU): started once, kept across units and files.
@@ -445,12 +463,15 @@ def _run_units(
 
     def work(unit: Unit) -> tuple[list[Finding], list[StressCell]]:
         slot = free.pop()
+        start = time.monotonic()
         try:
             only = list(unit.only) if unit.only is not None else None
             return run_file_report(
                 unit.path, only=only, options=options, child=children[slot], progress=bar
             )
         finally:
+            if times is not None:
+                times[unit_key(unit)] = time.monotonic() - start
             free.append(slot)
             if bar is not None:
                 bar.unit_done(str(unit.path))
@@ -458,6 +479,8 @@ def _run_units(
     with ThreadPoolExecutor(max_workers=slots) as pool:
         futures = [pool.submit(work, u) for u in units]
         results = [fut.result() for fut in futures]
+    # Findings and cells in file and case order, whatever order the units ran in.
+    results = [r for _u, r in sorted(zip(units, results, strict=True), key=lambda ur: ur[0].order)]
     for child in children:
         child.close()
     if bar is not None:

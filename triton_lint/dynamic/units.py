@@ -3,10 +3,10 @@ children run them (parent side; never imports torch or triton)."""
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
-from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from triton_lint.dynamic.cases import case_names
 from triton_lint.dynamic.devices import Device
@@ -18,11 +18,20 @@ class Unit:
 
     path: pathlib.Path
     only: tuple[str, ...] | None = None
+    #: Its place in file and case order (results are reported in that order).
+    order: int = 0
 
 
-def plan_units(files: list[pathlib.Path], jobs: int) -> list[Unit]:
-    """One unit per file; while there are fewer units than jobs, split the largest file's cases
-    in two, so every GPU (or CPU job) gets work."""
+def plan_units(
+    files: list[pathlib.Path], jobs: int, times: dict[str, float] | None = None
+) -> list[Unit]:
+    """One unit per file with one job; with several, one unit per case, longest first.
+
+    A native run's time goes into compiling each case's kernels, and one file (a matmul case
+    with many shapes) can take longer than all the others together: whole-file units left one
+    child compiling it while the rest sat idle. Per-case units spread it; `times` (each case's
+    wall time in an earlier run, `unit_key`) orders them longest first, so the longest case
+    does not start last; cases never timed go first, in file order."""
     units: list[tuple[pathlib.Path, list[str]]] = []
     for f in files:
         try:
@@ -30,16 +39,38 @@ def plan_units(files: list[pathlib.Path], jobs: int) -> list[Unit]:
         except OSError:
             names = []
         units.append((f, names))
-    split = list(units)
-    while len(split) < jobs:
-        largest = max(range(len(split)), key=lambda i: len(split[i][1]), default=None)
-        if largest is None or len(split[largest][1]) < 2:
-            break
-        f, names = split.pop(largest)
-        half = len(names) // 2
-        split[largest:largest] = [(f, names[:half]), (f, names[half:])]
-    per_file = Counter(f for f, _names in split)
-    return [Unit(f, None if per_file[f] == 1 else tuple(n)) for f, n in split]
+    if jobs <= 1:
+        return [Unit(f) for f, _names in units]
+    split = [Unit(f, (n,) if names else None) for f, names in units for n in names or [""]]
+    split = [replace(u, order=i) for i, u in enumerate(split)]  # a file without cases: whole
+    known = times or {}
+    return sorted(split, key=lambda u: -known.get(unit_key(u), float("inf")))
+
+
+def unit_key(unit: Unit) -> str:
+    """How a unit's time is remembered between runs: its file and cases."""
+    return f"{os.path.realpath(unit.path)}::{','.join(unit.only or ())}"
+
+
+def load_times(path: pathlib.Path) -> dict[str, float]:
+    """Unit times of earlier runs (none when the file is missing or unreadable)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): float(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def save_times(path: pathlib.Path, times: dict[str, float]) -> None:
+    """Remember this run's unit times (merged with earlier ones); best effort."""
+    merged = {**load_times(path), **{k: round(v, 3) for k, v in times.items()}}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(merged, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def case_count(path: pathlib.Path) -> int:

@@ -71,7 +71,9 @@ class WarmChild:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=errfh,
-                env=child_env(o.device, os.path.join(root, "cache"), self.gpu),
+                env=child_env(
+                    o.device, os.path.join(root, "cache"), self.gpu, private_kernels=True
+                ),
             )
         return self.proc
 
