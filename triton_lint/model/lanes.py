@@ -9,6 +9,7 @@ import libcst as cst
 from triton_lint.model.calls import tl_short
 from triton_lint.model.evaluate import evaluate
 from triton_lint.model.kernel import Definition, Kernel, MemoryAccess
+from triton_lint.model.lane_direction import filled_where_true, scaled_absmin
 from triton_lint.model.lane_values import (
     ABS_MAP,
     DOT_MAP,
@@ -31,7 +32,7 @@ from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.reductions import REDUCTIONS
-from triton_lint.model.signs import Signs, loads_non_negative_buffer
+from triton_lint.model.signs import loads_non_negative_buffer
 
 _EXP = {"exp", "exp2", "fast_expf", "expf"}
 
@@ -139,7 +140,7 @@ class MaskedLanes:
             elif right and not left:
                 constant = self._clean_class(node.left)
             out = binary_lanes(node.operator, left, right, constant, left_masked=bool(left))
-            return self._scaled_absmin(node, left, right, out)
+            return scaled_absmin(self.kernel, node, left, right, out)
         if isinstance(node, cst.UnaryOperation):
             inner = self.masked_lanes(node.expression)
             if isinstance(node.operator, cst.Minus):
@@ -152,33 +153,6 @@ class MaskedLanes:
         if isinstance(node, cst.Attribute) and node.attr.value == "T":
             return self.masked_lanes(node.value)
         return {}
-
-    def _scaled_absmin(
-        self,
-        node: cst.BinaryOperation,
-        left: dict[int, frozenset[str]],
-        right: dict[int, frozenset[str]],
-        out: dict[int, frozenset[str]],
-    ) -> dict[int, frozenset[str]]:
-        """A 0 below real lanes >= 0 (``exp`` of a ``-inf`` fill) stays below them when both
-        are multiplied or divided by a value >= 0: ``p / tl.sum(p)`` keeps it neutral for a
-        max."""
-        masked, clean = (left, node.right) if left and not right else (right, node.left)
-        scales = isinstance(node.operator, cst.Multiply) or (
-            isinstance(node.operator, cst.Divide) and masked is left
-        )
-        if not (scales and masked and not (left and right)):
-            return out
-        if not any("absmin" in values for values in masked.values()):
-            return out
-        if not self.kernel.facts(Signs).non_negative(clean):
-            return out
-        return {
-            load: (values - {"zero"}) | {"absmin"}
-            if masked[load] == frozenset({"absmin"})
-            else values
-            for load, values in out.items()
-        }
 
     def _remasked_before(self, reaching: list[Definition]) -> set[int]:
         """Definitions a later re-mask among ``reaching`` overwrites, so that only the
@@ -297,7 +271,7 @@ class MaskedLanes:
         if short == "where" and len(args) == 3:
             if self.masks.is_lane_mask(args[0]):
                 other = self.masked_lanes(args[2])
-                filled = self._filled_where_true(args[0], args[1], other)
+                filled = filled_where_true(self.kernel, self.masked_lanes, args[0], args[1], other)
                 if filled is not None:
                     return filled
                 if other:
@@ -321,25 +295,6 @@ class MaskedLanes:
         for arg in args[1:]:
             merged = join_lanes(merged, self.masked_lanes(arg))
         return map_lanes(merged, OPAQUE)
-
-    def _filled_where_true(
-        self,
-        cond: cst.BaseExpression,
-        fill: cst.BaseExpression,
-        kept: dict[int, frozenset[str]],
-    ) -> dict[int, frozenset[str]] | None:
-        """``tl.where(cond, fill, x)`` with ``cond`` true on the lanes a masked load of ``x``
-        drops (a causal mask over keys past the end): that load's lanes take the clean
-        ``fill``; the other loads' lanes keep their value. None when no load is filled."""
-        if not kept or self.masked_lanes(fill):
-            return None
-        left: dict[int, frozenset[str]] = {}
-        for load, values in kept.items():
-            access = self.kernel.access_by_id(load)
-            mask = None if access is None else access.mask
-            if mask is None or not self.masks.holds_on_dropped_lanes(cond, mask):
-                left[load] = values
-        return left if len(left) < len(kept) else None
 
     def _additive_mask(self, expr: cst.BaseExpression) -> str | None:
         """The fill class of ``tl.where(lane_mask, 0, fill)`` (added to re-mask), else None."""

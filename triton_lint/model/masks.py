@@ -223,71 +223,6 @@ class Masks:
                     found = True
         return found
 
-    def holds_on_dropped_lanes(self, cond: cst.BaseExpression, mask: cst.BaseExpression) -> bool:
-        """``cond`` is true on the lanes the tail mask ``mask`` drops: it compares lanes that
-        grow in the direction the mask cuts off (``T - kv + row - col < 1`` against
-        ``kv + col < T``), so ``tl.where(cond, fill, x)`` fills them, like ``tl.where(mask, x,
-        fill)`` does (the same trust in the bound as that form)."""
-        if isinstance(cond, cst.Name):
-            values = self.kernel.facts(Reaching).definition_values(cond)
-            if len(values) != 1:
-                return False
-            cond = values[0][1]
-        if not (isinstance(cond, cst.Comparison) and len(cond.comparisons) == 1):
-            return False
-        if not self.is_tail_mask(mask):
-            return False
-        aranges, _ = self.lane_sources(mask)
-        if not aranges:
-            return False
-        op = cond.comparisons[0].operator
-        for arange in aranges:
-            left = self._lane_sign(cond.left, arange, 6)
-            right = self._lane_sign(cond.comparisons[0].comparator, arange, 6)
-            if left is None or right is None:
-                return False
-            sign = _combine(left, -right)
-            grows_true = (isinstance(op, cst.LessThan | cst.LessThanEqual) and sign == -1) or (
-                isinstance(op, cst.GreaterThan | cst.GreaterThanEqual) and sign == 1
-            )
-            if not grows_true:
-                return False
-        return True
-
-    def _lane_sign(self, expr: cst.BaseExpression, arange: cst.Call, depth: int) -> int | None:
-        """+1 or -1: ``arange``'s lanes enter ``expr`` added or subtracted; 0: they do not
-        enter it; None: some other way (a product, a gather), or too deep to tell."""
-        if depth <= 0:
-            return None
-        if expr is arange:
-            return 1
-        if isinstance(expr, cst.Subscript):
-            return self._lane_sign(expr.value, arange, depth - 1)
-        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-            inner = self._lane_sign(expr.expression, arange, depth - 1)
-            return None if inner is None else -inner
-        if isinstance(expr, cst.BinaryOperation) and isinstance(
-            expr.operator, cst.Add | cst.Subtract
-        ):
-            left = self._lane_sign(expr.left, arange, depth - 1)
-            right = self._lane_sign(expr.right, arange, depth - 1)
-            if left is None or right is None:
-                return None
-            return _combine(left, -right if isinstance(expr.operator, cst.Subtract) else right)
-        if isinstance(expr, cst.Name):
-            values = self.kernel.facts(Reaching).definition_values(expr)
-            signs = {self._lane_sign(value, arange, depth - 1) for _, value in values}
-            return signs.pop() if len(signs) == 1 else (0 if not signs else None)
-        if (
-            isinstance(expr, cst.Call)
-            and isinstance(expr.func, cst.Attribute)
-            and expr.func.attr.value in ("to", "cast")
-        ):
-            return self._lane_sign(expr.func.value, arange, depth - 1)
-        if any(node is arange for node in self.dependencies.closure(expr, values_only=True)):
-            return None
-        return 0
-
     def is_lane_mask(self, cond: cst.BaseExpression) -> bool:
         """A condition built from ``tl.arange`` lanes (or a load's mask): a re-mask."""
         flags = self.kernel.facts(Provenance).of(cond)
@@ -352,13 +287,6 @@ class Masks:
                             found.add(id(node))
             self._bounded_aranges = found
         return self._bounded_aranges
-
-
-def _combine(left: int, right: int) -> int | None:
-    """The sign of a sum of two terms of known lane signs; None when they cancel unknowably."""
-    if left and right and left != right:
-        return None
-    return left or right
 
 
 def expanded_axis(node: cst.BaseExpression) -> int | None:

@@ -20,12 +20,17 @@ from triton_lint.finding import (
 from triton_lint.model.callers import free_names
 from triton_lint.model.evaluate import evaluate
 from triton_lint.model.host import dimension_axis
-from triton_lint.model.host_tests import asserted_divisor
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children, iter_nodes
 from triton_lint.model.usage import Usage, is_flag_like, is_per_call_size
-from triton_lint.rules._host_sizes import fixed_values, model_tensor_size
+from triton_lint.rules._host_sizes import (
+    alias_of,
+    fixed_values,
+    generic_feature_size,
+    model_tensor_size,
+    tile_size,
+)
 from triton_lint.rules.base import Rule
 
 #: Float hyperparameters.
@@ -109,7 +114,9 @@ every launch passes it a named value: `ROWS=rows_per_request` is a speculative c
 length and `BS=block_size` a block size, not rows or a batch. Whatever its name, a parameter
 the kernel steps a loop by (`range(0, end, S)`) is a chunk size, and one every launch fills
 with a value a host test asserts divides another (`assert h % m_size == 0`) a grouping
-factor: tiles, left alone.
+factor: tiles, left alone. A name that says nothing of what it counts (`size`) is a
+feature dimension when the launching function binds it to a later dimension of a tensor whose
+first dimension has a per-call name (`num_tokens, top_k, size = inputs.shape`).
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
@@ -271,8 +278,10 @@ def _variation(kernel: Kernel, param: Param) -> Severity | None:
         for site in kernel.launches
         if (argument := site.bound_arguments(kernel).get(param.name)) is not None
     ]
-    if _tile_size(kernel, param, passed):
+    if tile_size(kernel, param, passed):
         return None  # a tile or chunk size, whatever its name: one per configuration
+    if passed and all(generic_feature_size(site, argument) for site, argument in passed):
+        return None  # `size` of `num_tokens, top_k, size = x.shape`: the rows are named
     if "stride" not in param.name.lower() and any(
         is_per_call_size(n) for site, argument in passed for n in _host_names(site, argument)
     ):
@@ -297,18 +306,6 @@ def _variation(kernel: Kernel, param: Param) -> Severity | None:
     return None
 
 
-def _tile_size(
-    kernel: Kernel, param: Param, passed: list[tuple[LaunchSite, cst.BaseExpression]]
-) -> bool:
-    """The kernel steps a loop by ``param`` (``range(0, end, S)``: a chunk size), or every
-    launch passes a value a host test asserts divides another (``assert h % m_size == 0``:
-    a grouping factor)."""
-    steps = kernel.facts(Usage).loop_steps
-    if any(isinstance(step, cst.Name) and step.value == param.name for step in steps):
-        return True
-    return bool(passed) and all(asserted_divisor(kernel, site, arg) for site, arg in passed)
-
-
 def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> set[str]:
     """Host names whose value flows into a launch argument, through the host function's single
     assignments (``rows_per_program = math.ceil(n_rows / sm_count)`` gives ``n_rows``) and
@@ -325,7 +322,7 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
             continue
         if isinstance(node, cst.Name):
             value = site.host_definitions.get(node.value)
-            if len(node.value) == 1 and dimension_axis(_alias_of(site, value)) == -1:
+            if len(node.value) == 1 and dimension_axis(alias_of(site, value)) == -1:
                 continue  # `M = s.shape[-1]`: a feature dimension, whatever its letter
             if len(node.value) > 1 or value is None or not _of_names(site, value):
                 # a one-letter name computed from other names (`s = int(num_shared_experts)`)
@@ -353,15 +350,6 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
         else:
             pending.extend(iter_children(node))
     return names
-
-
-def _alias_of(site: LaunchSite, value: cst.BaseExpression | None) -> cst.BaseExpression | None:
-    """What a chain of plain names stands for (``S`` bound to ``M``, ``M = s.shape[-1]``)."""
-    for _ in range(3):
-        if not (isinstance(value, cst.Name) and value.value in site.host_definitions):
-            break
-        value = site.host_definitions[value.value]
-    return value
 
 
 def _of_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 3) -> bool:
