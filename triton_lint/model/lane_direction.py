@@ -14,6 +14,7 @@ from triton_lint.model.kernel import Kernel
 from triton_lint.model.masks import Masks
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.signs import Signs
+from triton_lint.model.tree import iter_nodes
 
 
 def holds_on_dropped_lanes(
@@ -34,8 +35,9 @@ def holds_on_dropped_lanes(
     if not masks.is_tail_mask(mask):
         return False
     aranges, _ = masks.lane_sources(mask)
-    if not aranges:
-        return False
+    if not aranges or not _mask_bounds(kernel, mask) & _names(cond):
+        return False  # compared with another size than the load's bound: the lanes past it may
+        # still fail the condition (`q + m >= n + w` with a window `w`)
     op = cond.comparisons[0].operator
     for arange in aranges:
         left = _lane_sign(kernel, cond.left, arange, 6)
@@ -49,6 +51,21 @@ def holds_on_dropped_lanes(
         if not grows_true:
             return False
     return True
+
+
+def _mask_bounds(kernel: Kernel, mask: cst.BaseExpression) -> set[str]:
+    """The names a tail mask bounds its lanes by (``T`` of ``o_kv < T``)."""
+    bounds: set[str] = set()
+    for node in kernel.facts(Dependencies).closure(mask):
+        if isinstance(node, cst.Comparison):
+            for comparison in node.comparisons:
+                upper = isinstance(comparison.operator, cst.LessThan | cst.LessThanEqual)
+                bounds |= _names(comparison.comparator if upper else node.left)
+    return bounds
+
+
+def _names(expr: cst.BaseExpression) -> set[str]:
+    return {node.value for node in iter_nodes(expr) if type(node) is cst.Name}
 
 
 def _lane_sign(
