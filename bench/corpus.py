@@ -708,6 +708,13 @@ UNIFORM_ROUNDS = {
         "to pass 2**31 elements, a debatable one sizes its callers plausibly never pass",
         None,
     ),
+    "23b": (
+        "`--uniform 40 --exclude TL104 --seed 3302`: the default rules but TL104, outside "
+        "vendor forks, from commit ea032c0 before issue 33b's fixes (seed written down before "
+        "the draw; read by the session that fixed them, not blind); round 23c re-reads earlier "
+        "debatable and FP findings",
+        None,
+    ),
 }
 
 

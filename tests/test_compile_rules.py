@@ -135,6 +135,17 @@ def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
     }
 
 
+def test_tl209_the_leading_dimension_beside_a_row_count_is_a_batch():
+    text = (FIXTURES / "TL209" / "bad_leading_dimension.py").read_text()
+    found = {
+        (f.line, f.severity.value, f.message.split(":")[0]) for f in _run("TL209", text, "3.9")
+    }
+    assert found == {
+        (24, "info", "grid axis 2 is a batch size (`L`)"),
+        (29, "warning", "grid axis 2 is a token/row count (`L`)"),
+    }
+
+
 def test_tl209_packed_sequences_times_heads_stays_a_warning():
     text = (FIXTURES / "TL209" / "bad_varlen_sequences_by_heads.py").read_text()
     found = [

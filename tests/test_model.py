@@ -513,6 +513,64 @@ def test_back_edges_carry_a_definition_only_around_loops_that_do_not_reassign_fi
     assert values == ["1.0", "2.0"]
 
 
+def test_a_later_assignment_in_the_same_or_an_enclosing_block_overwrites_an_earlier_one():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(p, n, FLAG: tl.constexpr, OTHER: tl.constexpr):
+            x = 0.0
+            if FLAG:
+                x = 1.0
+                x = 2.0
+            else:
+                if OTHER:
+                    x = 3.0
+                x = 4.0
+                if OTHER:
+                    x = 5.0
+            for i in range(n):
+                y = 6.0
+            tl.store(p, x)
+        """
+    )
+    kernel = model.kernels[0]
+    [use] = [a.value for a in kernel.accesses]
+    values = sorted(
+        model.module.code_for_node(d.value) for d in kernel.facts(Reaching).reaching(use)
+    )
+    # 1.0 is overwritten by 2.0 in its arm and 3.0 by 4.0 after its nested branch; 5.0 may
+    # not run, so 4.0 reaches beside it (0.0 too: no single assignment overwrites it)
+    assert values == ["0.0", "2.0", "4.0", "5.0"]
+
+
+def test_a_jump_keeps_earlier_definitions_reaching():
+    model = model_of(
+        """
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(p, n):
+            x = 0.0
+            for i in range(n):
+                x = 1.0
+                if i > 2:
+                    continue
+                x = 2.0
+            tl.store(p, x)
+        """
+    )
+    kernel = model.kernels[0]
+    [use] = [a.value for a in kernel.accesses]
+    values = sorted(
+        model.module.code_for_node(d.value) for d in kernel.facts(Reaching).reaching(use)
+    )
+    assert values == ["0.0", "1.0", "2.0"]
+
+
 def test_definitions_in_the_other_arm_do_not_reach_and_provenance_follows_reaching():
     model = model_of(
         """

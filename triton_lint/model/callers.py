@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from triton_lint.model.host import function_bindings, host_definitions
+from triton_lint.model.host import bind_call, function_bindings, host_definitions
 from triton_lint.model.kernel import ModuleModel
 from triton_lint.model.launches import statements_mentioning
 from triton_lint.model.names import dotted_name
@@ -94,7 +94,7 @@ class CallerIndex:
         callee: cst.FunctionDef,
         depth: int,
     ) -> CallerFacts:
-        bound = _bind(callee, call)
+        bound = bind_call(callee, call)
         holding: list[cst.BaseExpression] = []
         guards: list[cst.BaseExpression] = []
         definitions: dict[str, cst.BaseExpression] = {}
@@ -353,7 +353,7 @@ def _helper_checks(host: ModuleModel, small: cst.CSTNode) -> Iterator[cst.BaseEx
     helper = host.functions.get(value.func.value)
     if helper is None or not isinstance(helper.body, cst.IndentedBlock):
         return
-    bound = _bind(helper, value)
+    bound = bind_call(helper, value)
     by_code = {param: arg for param, arg in bound.items()}
     for stmt in helper.body.body:
         tests = [stmt.test] if isinstance(stmt, cst.If) and _raises(stmt.body) else []
@@ -378,28 +378,6 @@ def _calls(
             elif isinstance(node, cst.Call) and dotted_name(node.func) in names:
                 yield node, function, top
             pending.extend((child, function) for child in reversed(iter_children(node)))
-
-
-def _bind(function: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
-    """Parameter -> argument of ``call``; a method's ``self`` takes no argument (called as
-    ``obj.m(...)``); nothing is bound past a ``*args`` of the call."""
-    params = function.params
-    positional = [*params.posonly_params, *params.params]
-    if positional and positional[0].name.value in ("self", "cls"):
-        positional = positional[1:]
-    bound: dict[str, cst.BaseExpression] = {}
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            if arg.star == "*":
-                index = len(positional)  # positions after it are unknown
-            continue
-        if arg.keyword is not None:
-            bound[arg.keyword.value] = arg.value
-        elif index < len(positional):
-            bound[positional[index].name.value] = arg.value
-            index += 1
-    return bound
 
 
 def _translate(

@@ -316,3 +316,25 @@ def dimension_axis(expr: cst.BaseExpression) -> object:
     if isinstance(expr, cst.Call) and is_size_call(expr):
         return evaluate(expr.args[0].value) if len(expr.args) == 1 else None
     return None
+
+
+def bind_call(function: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
+    """Parameter -> argument of ``call``; a method's ``self`` takes no argument (called as
+    ``obj.m(...)``); nothing is bound past a ``*args`` of the call."""
+    params = function.params
+    positional = [*params.posonly_params, *params.params]
+    if positional and positional[0].name.value in ("self", "cls"):
+        positional = positional[1:]
+    bound: dict[str, cst.BaseExpression] = {}
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            if arg.star == "*":
+                index = len(positional)  # positions after it are unknown
+            continue
+        if arg.keyword is not None:
+            bound[arg.keyword.value] = arg.value
+        elif index < len(positional):
+            bound[positional[index].name.value] = arg.value
+            index += 1
+    return bound

@@ -76,6 +76,17 @@ class HostDivisibility:
         return self.kernel.code(expr)
 
 
+def asserted_divisor(kernel: Kernel, site: LaunchSite, argument: cst.BaseExpression) -> bool:
+    """A holding test of ``site`` asserts that the host value ``argument`` divides another
+    (``assert h % m_size == 0``): a tile or grouping factor, not a size of its own."""
+    text = kernel.code(argument)
+    return any(
+        kernel.code(divisor) == text
+        for test in site.holding_tests()
+        for _, divisor in _zero_remainders(test)
+    )
+
+
 def _zero_remainders(
     test: cst.BaseExpression,
 ) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:

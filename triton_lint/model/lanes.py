@@ -9,6 +9,7 @@ import libcst as cst
 from triton_lint.model.calls import tl_short
 from triton_lint.model.evaluate import evaluate
 from triton_lint.model.kernel import Definition, Kernel, MemoryAccess
+from triton_lint.model.lane_direction import filled_where_true, scaled_absmin
 from triton_lint.model.lane_values import (
     ABS_MAP,
     DOT_MAP,
@@ -138,7 +139,8 @@ class MaskedLanes:
                 constant = self._clean_class(node.right)
             elif right and not left:
                 constant = self._clean_class(node.left)
-            return binary_lanes(node.operator, left, right, constant, left_masked=bool(left))
+            out = binary_lanes(node.operator, left, right, constant, left_masked=bool(left))
+            return scaled_absmin(self.kernel, node, left, right, out)
         if isinstance(node, cst.UnaryOperation):
             inner = self.masked_lanes(node.expression)
             if isinstance(node.operator, cst.Minus):
@@ -269,6 +271,9 @@ class MaskedLanes:
         if short == "where" and len(args) == 3:
             if self.masks.is_lane_mask(args[0]):
                 other = self.masked_lanes(args[2])
+                filled = filled_where_true(self.kernel, self.masked_lanes, args[0], args[1], other)
+                if filled is not None:
+                    return filled
                 if other:
                     return other
                 return {}  # re-masked with a clean value: the rule checks that value itself

@@ -11,6 +11,7 @@ import libcst as cst
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import (
     assignment_before,
+    bind_call,
     function_bindings,
     host_alternatives,
     host_definitions,
@@ -19,7 +20,7 @@ from triton_lint.model.host import (
 )
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.names import dotted_name
-from triton_lint.model.tree import iter_children
+from triton_lint.model.tree import iter_children, iter_nodes
 
 
 def find_launches(model: ModuleModel) -> None:
@@ -97,11 +98,40 @@ class _LaunchFinder:
         self.function_defs[-1][node.name.value] = node
         self.scopes.append(dict(simple_assignments(node)))
         bindings = function_bindings(node)
-        self.definitions.append(dict(host_definitions(node, bindings)))
+        definitions = dict(host_definitions(node, bindings))
+        if self.functions:
+            definitions = {**self._nested_bindings(node, bindings), **definitions}
+        self.definitions.append(definitions)
         self.alternatives.append(host_alternatives(node, bindings))
         self.locals.append(self.locals[-1] | frozenset(bindings))
         self.function_defs.append({})
         self.functions.append(node)
+
+    def _nested_bindings(
+        self, node: cst.FunctionDef, bindings: dict[str, int]
+    ) -> dict[str, cst.BaseExpression]:
+        """A helper nested in a host function and called there once (``bwd_post(s, z, ss, B,
+        H, T, M, ...)``): its parameters hold that call's arguments, which read the enclosing
+        function's definitions (``M = s.shape[-1]``)."""
+        outer = self.functions[-1]
+        calls = [
+            call
+            for call in iter_nodes(outer)
+            if type(call) is cst.Call
+            and isinstance(call.func, cst.Name)
+            and call.func.value == node.name.value
+        ]
+        if len(calls) != 1:
+            return {}
+        found = {
+            name: value
+            for name, value in self.definitions[-1].items()
+            if name not in bindings and value is not None
+        }
+        for name, value in bind_call(node, calls[0]).items():
+            if bindings.get(name) == 1:  # a parameter the helper does not reassign
+                found[name] = value
+        return found
 
     def _leave_function(self) -> None:
         self.scopes.pop()

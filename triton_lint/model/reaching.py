@@ -10,6 +10,7 @@ import libcst as cst
 
 from triton_lint.model.kernel import Definition, Kernel
 from triton_lint.model.structure import Context, Structure
+from triton_lint.model.tree import iter_nodes
 
 
 class Reaching:
@@ -20,6 +21,7 @@ class Reaching:
         self.structure = kernel.facts(Structure)
         self._def_of_node: dict[int, list[Definition]] = {}
         self._reaching: dict[int, tuple[cst.Name, list[Definition], bool]] = {}
+        self._has_jumps: bool | None = None
         for definitions in kernel.definitions.values():
             for definition in definitions:
                 self._def_of_node.setdefault(id(definition.node), []).append(definition)
@@ -57,14 +59,21 @@ class Reaching:
         killing: set[int] = set()
         entry = True
         use_arms = dict(use_ctx.arms)
+        # later plain assignments on the way to the use: one in the same block as an earlier
+        # definition, or in a block around it, overwrites it on every path to the use
+        shadows: list[Context] = []
         for definition in reversed(before):
             if definition.node is self._enclosing_statement(use):
                 continue  # `x = f(x)`: the use reads the earlier value
-            arms = structure.context(structure.definition_anchor(definition)).arms
-            if any(use_arms.get(branch, arm) != arm for branch, arm in arms):
+            ctx = structure.context(structure.definition_anchor(definition))
+            if any(use_arms.get(branch, arm) != arm for branch, arm in ctx.arms):
                 after.append(definition)  # the other arm of an `if`: only around a loop
                 continue
+            if any(_encloses(shadow, ctx) for shadow in shadows):
+                continue
             found.append(definition)
+            if definition.kind in ("assign", "unpack") and not self._jumps:
+                shadows.append(ctx)
             if definition.kind != "augassign" and self._dominates(definition, use_ctx):
                 killing = set(structure.context(structure.definition_anchor(definition)).loops)
                 if isinstance(definition.node, cst.For):
@@ -76,6 +85,17 @@ class Reaching:
             if (set(ctx.loops) & set(use_ctx.loops)) - killing:
                 found.append(definition)  # a loop back edge carries it around
         return found, entry
+
+    @property
+    def _jumps(self) -> bool:
+        """The kernel has a ``break`` or ``continue``, which can leave a block before a later
+        assignment in it runs."""
+        if self._has_jumps is None:
+            self._has_jumps = any(
+                type(node) is cst.Break or type(node) is cst.Continue
+                for node in iter_nodes(self.kernel.node)
+            )
+        return self._has_jumps
 
     def _enclosing_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
         for parent in self.structure.ancestors(node):
@@ -96,3 +116,12 @@ class Reaching:
 
     def definition_values(self, use: cst.Name) -> list[tuple[Definition, cst.BaseExpression]]:
         return [(d, d.value) for d in self.reaching(use) if d.value is not None]
+
+
+def _encloses(outer: Context, inner: Context) -> bool:
+    """``outer``'s block is ``inner``'s or one around it: whatever runs in ``inner`` runs on
+    through a later statement of ``outer``."""
+    return (
+        outer.arms == inner.arms[: len(outer.arms)]
+        and outer.loops == inner.loops[: len(outer.loops)]
+    )

@@ -50,7 +50,7 @@ class Signs:
 
     def non_negative(self, expr: cst.BaseExpression, depth: int = 6) -> bool:
         """``expr`` is >= 0 by construction: ``abs``, ``sqrt``, ``exp``, ``x * x``, and sums,
-        products, casts and maxima of such values, through names assigned once."""
+        products, casts, broadcasts and maxima of such values, through names assigned once."""
         if depth < 0:
             return False
         if isinstance(expr, cst.Integer | cst.Float):
@@ -77,6 +77,8 @@ class Signs:
             return False
         if isinstance(expr, cst.Call):
             return self._call(expr, depth)
+        if isinstance(expr, cst.Subscript):  # `total[:, None]`: a broadcast keeps the sign
+            return self.non_negative(expr.value, depth - 1)
         return False
 
     def _call(self, call: cst.Call, depth: int) -> bool:

@@ -11,7 +11,8 @@ Built on first request (``kernel.facts(Usage)``) from one walk of the kernel bod
 - ``triton_refs``: every ``tl.*``-style reference with its canonical path and the call it heads;
 - ``bool_ops``: every ``and``/``or`` chain and ``not`` with its operands and whether it sits in
   an ``if``/``while`` test;
-- ``loop_bound_exprs``: arguments of ``range``/``tl.range``/``tl.static_range`` loops.
+- ``loop_bound_exprs``: arguments of ``range``/``tl.range``/``tl.static_range`` loops, and
+  ``loop_steps`` their steps (``S`` of ``range(0, n, S)``: a tile or chunk size).
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ class Usage:
         self.triton_refs: list[TritonRef] = []
         self.bool_ops: list[BoolOp] = []
         self.loop_bound_exprs: list[cst.BaseExpression] = []
+        self.loop_steps: list[cst.BaseExpression] = []
         self.conditions: list[cst.BaseExpression] = []
         self.compared_names: set[str] = set()  # names read inside comparisons
         self._compile_time: set[str] | None = None
@@ -224,8 +226,11 @@ class _UsageVisitor(FieldVisitor):
         if isinstance(node.iter, cst.Call):
             path = self._callee_path(node.iter)
             if path in _LOOP_FUNCS:
-                self.usage.loop_bound_exprs.extend(
-                    a.value for a in node.iter.args if a.keyword is None
+                positional = [a.value for a in node.iter.args if a.keyword is None]
+                self.usage.loop_bound_exprs.extend(positional)
+                self.usage.loop_steps.extend(positional[2:3])
+                self.usage.loop_steps.extend(
+                    a.value for a in node.iter.args if a.keyword and a.keyword.value == "step"
                 )
         self.walk(node.body)
         if node.orelse is not None:

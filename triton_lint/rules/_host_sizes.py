@@ -1,5 +1,6 @@
 """What host code around a launch says about how many values a size parameter takes: a
-literal range a host test puts on it, or that it is the size of a model parameter."""
+literal range a host test puts on it, that it is the size of a model parameter, a tile (a
+loop step, a divisor the host asserts) or a feature dimension named beside the rows."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import libcst as cst
 
 from triton_lint.model.evaluate import UNKNOWN
 from triton_lint.model.host import dimension_axis
-from triton_lint.model.host_tests import literal_range
+from triton_lint.model.host_tests import asserted_divisor, literal_range
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
+from triton_lint.model.usage import Usage, is_per_call_size
 
 #: The most values a host range test may leave a parameter (`assert 2 <= m <= 8`: 7).
 _FEW_VALUES = 16
@@ -89,3 +91,51 @@ def fixed_values(kernel: Kernel, param: Param) -> bool:
         if (argument := site.bound_arguments(kernel).get(param.name)) is not None
     ]
     return bool(passing) and all(range_asserted(kernel, *pair) for pair in passing)
+
+
+def tile_size(
+    kernel: Kernel, param: Param, passed: list[tuple[LaunchSite, cst.BaseExpression]]
+) -> bool:
+    """The kernel steps a loop by ``param`` (``range(0, end, S)``: a chunk size), or every
+    launch passes a value a host test asserts divides another (``assert h % m_size == 0``:
+    a grouping factor)."""
+    steps = kernel.facts(Usage).loop_steps
+    if any(isinstance(step, cst.Name) and step.value == param.name for step in steps):
+        return True
+    return bool(passed) and all(asserted_divisor(kernel, site, arg) for site, arg in passed)
+
+
+#: Size names that say nothing of which dimension they count.
+_GENERIC = {"size", "length", "len", "total"}
+
+
+def generic_feature_size(site: LaunchSite, argument: cst.BaseExpression) -> bool:
+    """``argument`` is a host name that says nothing of what it counts (``size``) bound to a
+    later dimension of a tensor whose first dimension the launching function binds to a
+    per-call name (``num_tokens, top_k, size = inputs.shape``): a feature dimension."""
+    if not (isinstance(argument, cst.Name) and argument.value.lower() in _GENERIC):
+        return False
+    value = site.host_definitions.get(argument.value)
+    if value is None or dimension_axis(value) in (None, 0):
+        return False
+    owner = value.value if isinstance(value, cst.Subscript) else value.func
+    if not isinstance(owner, cst.Attribute):
+        return False
+    tensor = dotted_name(owner.value)
+    for name, other in site.host_definitions.items():
+        if name.lower() in _GENERIC or len(name) == 1 or not is_per_call_size(name):
+            continue
+        if dimension_axis(other) == 0:
+            first = other.value if isinstance(other, cst.Subscript) else other.func
+            if isinstance(first, cst.Attribute) and dotted_name(first.value) == tensor:
+                return tensor is not None
+    return False
+
+
+def alias_of(site: LaunchSite, value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """What a chain of plain names stands for (``S`` bound to ``M``, ``M = s.shape[-1]``)."""
+    for _ in range(3):
+        if not (isinstance(value, cst.Name) and value.value in site.host_definitions):
+            break
+        value = site.host_definitions[value.value]
+    return value

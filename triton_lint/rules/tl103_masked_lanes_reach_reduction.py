@@ -51,13 +51,16 @@ an [N, K] tile masked along N is fine as the right operand `w.T`, one masked alo
 A `tl.dot` carries the masked rows of its left operand and the masked columns of its right one
 into its result: key columns past the sequence end become score columns, which a softmax's
 `tl.max` and `tl.sum` then combine unless they are re-masked (`tl.where(mask, qk, -inf)`, or
-`qk += tl.where(mask, 0, -inf)`, also under a runtime `if` that only partial tiles take).
+`qk += tl.where(mask, 0, -inf)`, also under a runtime `if` that only partial tiles take, or
+`tl.where(cond, -1e6, qk)` whose `cond` compares the lanes with the load's own bound and grows
+true the way the load cuts them off: `T - kv + row - col < 1` against `kv + col < T`).
 A mask term that holds for every lane drops nothing: a tile of one lane at the index of a loop
 bounded by the same size (`base + tl.arange(0, BLOCK) < N` in `for base in range(0, N, BLOCK)`
 with `BLOCK` 1 wherever it is set, also by a `@triton.heuristics` function that returns 1).
 A 0 fill is neutral for the max of values that cannot be negative: an integer 0 (lengths,
-counts, indices), or a buffer that the last earlier launch of the host function filled with
-values >= 0 (a first-stage kernel's `tl.max(tl.abs(x))` partial norms)."""
+counts, indices), a buffer that the last earlier launch of the host function filled with
+values >= 0 (a first-stage kernel's `tl.max(tl.abs(x))` partial norms), or the 0 that `exp`
+makes of a `-inf` fill, also once scaled by a value >= 0 (`p / tl.sum(p)`)."""
     fix = """\
 Give the load the neutral `other=` of the reduction it feeds (`other=0.0` before `tl.sum` or
 `tl.dot`, `other=-float("inf")` before `tl.max`, `other=float("inf")` before `tl.min`), or

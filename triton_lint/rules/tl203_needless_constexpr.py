@@ -24,7 +24,13 @@ from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children, iter_nodes
 from triton_lint.model.usage import Usage, is_flag_like, is_per_call_size
-from triton_lint.rules._host_sizes import fixed_values, model_tensor_size
+from triton_lint.rules._host_sizes import (
+    alias_of,
+    fixed_values,
+    generic_feature_size,
+    model_tensor_size,
+    tile_size,
+)
 from triton_lint.rules.base import Rule
 
 #: Float hyperparameters.
@@ -102,9 +108,15 @@ the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per c
 `B, T, H, S = g.shape`) does not, nor does the size of a tensor shaped like a model
 parameter (`empty_like(readout_table).numel()`), and a one-letter host name computed from
 the launching function's parameters is read through them (`s = int(num_shared_experts)` is a
-model size). Any other name is judged the same way when every launch passes it a named
-value: `ROWS=rows_per_request` is a speculative config's draft length and `BS=block_size` a
-block size, not rows or a batch.
+model size), as are the parameters of a helper nested in the host function and called there
+once (`post(s, z, M)` with `M = s.shape[-1]`). Any other name is judged the same way when
+every launch passes it a named value: `ROWS=rows_per_request` is a speculative config's draft
+length and `BS=block_size` a block size, not rows or a batch. Whatever its name, a parameter
+the kernel steps a loop by (`range(0, end, S)`) is a chunk size, and one every launch fills
+with a value a host test asserts divides another (`assert h % m_size == 0`) a grouping
+factor: tiles, left alone. A name that says nothing of what it counts (`size`) is a
+feature dimension when the launching function binds it to a later dimension of a tensor whose
+first dimension has a per-call name (`num_tokens, top_k, size = inputs.shape`).
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
@@ -266,6 +278,10 @@ def _variation(kernel: Kernel, param: Param) -> Severity | None:
         for site in kernel.launches
         if (argument := site.bound_arguments(kernel).get(param.name)) is not None
     ]
+    if tile_size(kernel, param, passed):
+        return None  # a tile or chunk size, whatever its name: one per configuration
+    if passed and all(generic_feature_size(site, argument) for site, argument in passed):
+        return None  # `size` of `num_tokens, top_k, size = x.shape`: the rows are named
     if "stride" not in param.name.lower() and any(
         is_per_call_size(n) for site, argument in passed for n in _host_names(site, argument)
     ):
@@ -306,7 +322,7 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
             continue
         if isinstance(node, cst.Name):
             value = site.host_definitions.get(node.value)
-            if len(node.value) == 1 and value is not None and dimension_axis(value) == -1:
+            if len(node.value) == 1 and dimension_axis(alias_of(site, value)) == -1:
                 continue  # `M = s.shape[-1]`: a feature dimension, whatever its letter
             if len(node.value) > 1 or value is None or not _of_names(site, value):
                 # a one-letter name computed from other names (`s = int(num_shared_experts)`)

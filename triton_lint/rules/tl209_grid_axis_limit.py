@@ -9,6 +9,7 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.host import dimension_axis
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children
@@ -60,8 +61,9 @@ enough). Warnings: token and row counts on axis 1/2, the number of packed variab
 sequences (`len(cu_seqlens) - 1`: a packed batch holds thousands of short sequences), and
 products with either (`cdiv(seq_len, BLOCK) * batch`, `(len(cu_seqlens) - 1) * heads`).
 Information: a `cdiv` of a token count alone, a batch alone, and a batch times heads
-(`B * H` with `B = q.shape[0]`): a dense batch reaches 65535 programs at 32 heads only past
-2,048 sequences, and every corpus finding of that form that was triaged was read debatable
+(`B * H` with `B = q.shape[0]`; a one-letter first dimension beside a row count, `L` of `L,
+M, D = qp.shape`, batches those rows): a dense batch reaches 65535 programs at 32 heads only
+past 2,048 sequences, and every corpus finding of that form that was triaged was read debatable
 for that reason (FLA's varlen paths set `B = 1` and put the sequences on axis 0). Sizes are
 read through the launching function's assignments (`N = B if cu_seqlens is None else
 len(cu_seqlens) - 1` is the packed count), and grids through tuples, lambdas and
@@ -147,8 +149,11 @@ def _classify(
     _atoms(dim, False, atoms, _definitions(site))
     bounded = _bounded_names(site)
     atoms = [a for a in atoms if not _WITHIN_BLOCK.search(a[0]) and a[0] not in bounded]
-    tokens = [a for a in atoms if _TOKENS.search(a[0]) and not _BATCH.match(a[0])]
-    batch = [a for a in atoms if _BATCH.match(a[0])]
+    leading = _leading_dimensions(site)
+    tokens = [
+        a for a in atoms if _TOKENS.search(a[0]) and not _BATCH.match(a[0]) and a[0] not in leading
+    ]
+    batch = [a for a in atoms if _BATCH.match(a[0]) or a[0] in leading]
     heads = [a for a in atoms if _HEADS.search(a[0]) and "dim" not in a[0].lower()]
     undivided_tokens = [a for a in tokens if not a[1]]
     if undivided_tokens:
@@ -189,6 +194,32 @@ def _definitions(site: LaunchSite) -> dict[str, cst.BaseExpression]:
                 either = cst.IfExp(test=cst.Name(name), body=value, orelse=either)
             merged[name] = either
     return merged
+
+
+def _leading_dimensions(site: LaunchSite) -> set[str]:
+    """One-letter names bound to the first dimension of a tensor whose later dimension has a
+    token/row name too (``L, M, D = qp.shape``): the rows are ``M``, and ``L`` batches them
+    (a flattened batch x heads), so it counts as a batch."""
+    dims: dict[str, tuple[str, object]] = {}
+    for name, value in site.host_definitions.items():
+        axis = dimension_axis(value)
+        if isinstance(axis, int):
+            owner = value.value if isinstance(value, cst.Subscript) else value.func
+            if isinstance(owner, cst.Attribute):
+                dims[name] = (dotted_name(owner.value) or "", axis)
+    rows = {
+        (owner, axis)
+        for name, (owner, axis) in dims.items()
+        if _TOKENS.search(name) and not _BATCH.match(name) and isinstance(axis, int) and axis > 0
+    }
+    return {
+        name
+        for name, (owner, axis) in dims.items()
+        if len(name) == 1
+        and axis == 0
+        and _TOKENS.search(name)
+        and any(row_owner == owner and owner for row_owner, _ in rows)
+    }
 
 
 def _bounded_names(site: LaunchSite) -> set[str]:
