@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from triton_lint.model.host import function_bindings, host_definitions
+from triton_lint.model.host import function_facts
 from triton_lint.model.kernel import ModuleModel
 from triton_lint.model.launches import statements_mentioning
 from triton_lint.model.names import dotted_name
@@ -100,7 +100,7 @@ class CallerIndex:
         definitions: dict[str, cst.BaseExpression] = {}
         if caller is not None:
             holding, guards = local_tests(host, caller, call)
-            definitions = dict(host_definitions(caller, function_bindings(caller)))
+            definitions = dict(function_facts(host, caller)[1])
             name = qualified_name(host, caller, top)
             if depth + 1 < MAX_DEPTH and name is not None:
                 upper = self.facts((host.path, name), caller, depth + 1)
@@ -295,8 +295,7 @@ class _Canonical:
 
     def __init__(self, host: ModuleModel, function: cst.FunctionDef, ctx: str) -> None:
         self.host = host
-        self.bindings = function_bindings(function)
-        self.definitions = dict(host_definitions(function, self.bindings))
+        self.bindings, self.definitions = function_facts(host, function)
         self.saved: dict[str, int] = {}
         for node in iter_nodes(function.body):
             if (

@@ -9,6 +9,7 @@ next to the kernels), and their launches join the kernel's own as `LaunchSite`s 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 
 import libcst as cst
@@ -27,6 +28,9 @@ from triton_lint.source import decode
 
 #: Builds the model of a file that only hosts launches (no kernel is walked).
 HostBuilder = Callable[[str, str, cst.Module, str], ModuleModel]
+#: Host models kept per process (least recently used dropped first).
+MAX_SHARED_HOSTS = 16
+_HOSTS: OrderedDict[tuple[str, str, bytes], ModuleModel | None] = OrderedDict()
 
 
 def find_foreign_launches(model: ModuleModel, build_host: HostBuilder) -> None:
@@ -98,11 +102,23 @@ def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
 def _parse(
     path: str, data: bytes | None, model: ModuleModel, build_host: HostBuilder
 ) -> ModuleModel | None:
+    """The host model of another file, shared by the kernel files one process lints: a
+    launching file that several kernel files' contexts name is parsed once, not once each
+    (host models are read, never changed, by the lints that share them)."""
     if data is None:
         return None
+    key = (path, model.target_version, data)
+    if key in _HOSTS:
+        _HOSTS.move_to_end(key)
+        return _HOSTS[key]
     try:
         text = decode(data)
         module = cst.parse_module(text)
     except (SyntaxError, UnicodeError, LookupError, cst.ParserSyntaxError, RecursionError):
-        return None
-    return build_host(path, text, module, model.target_version)
+        host = None
+    else:
+        host = build_host(path, text, module, model.target_version)
+    _HOSTS[key] = host
+    while len(_HOSTS) > MAX_SHARED_HOSTS:
+        _HOSTS.popitem(last=False)
+    return host

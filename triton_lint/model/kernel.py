@@ -416,6 +416,9 @@ class ModuleModel:
         self.project = project
         #: id(top-level statement of another file) -> that file's model (launches there)
         self._owners: dict[int, ModuleModel] = {}
+        #: id(host function of this file) -> its bindings and single definitions
+        #: (`triton_lint.model.host.function_facts`: read once, asked by several readers)
+        self.function_facts: dict[int, Any] = {}
 
     @property
     def launches(self) -> list[LaunchSite]:

@@ -11,9 +11,8 @@ import libcst as cst
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import (
     assignment_before,
-    function_bindings,
+    function_facts,
     host_alternatives,
-    host_definitions,
     returned_value,
     simple_assignments,
 )
@@ -96,8 +95,8 @@ class _LaunchFinder:
     def _enter_function(self, node: cst.FunctionDef) -> None:
         self.function_defs[-1][node.name.value] = node
         self.scopes.append(dict(simple_assignments(node)))
-        bindings = function_bindings(node)
-        self.definitions.append(dict(host_definitions(node, bindings)))
+        bindings, definitions = function_facts(self.model, node)
+        self.definitions.append(dict(definitions))
         self.alternatives.append(host_alternatives(node, bindings))
         self.locals.append(self.locals[-1] | frozenset(bindings))
         self.function_defs.append({})
