@@ -136,14 +136,14 @@ def function_facts(
     model: Any, function: cst.FunctionDef
 ) -> tuple[dict[str, int], dict[str, cst.BaseExpression]]:
     """How often ``function`` (a host function of ``model``'s file) binds each name, and its
-    single definitions: read once per function (``model.function_facts``), though the
+    single definitions: read once per function (``model.memo``), though the
     launches, the callers of several kernels and the autograd flags all ask. Callers must
     not change what they get."""
-    key = id(function)
-    if key not in model.function_facts:
+    key = ("bindings", id(function))
+    if key not in model.memo:
         counts = function_bindings(function)
-        model.function_facts[key] = counts, dict(host_definitions(function, counts))
-    return model.function_facts[key]
+        model.memo[key] = counts, dict(host_definitions(function, counts))
+    return model.memo[key]
 
 
 def _bound_names(node: cst.CSTNode) -> Iterator[str]:

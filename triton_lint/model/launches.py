@@ -4,7 +4,7 @@ host values around them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
@@ -56,6 +56,40 @@ def statements_mentioning(
         for top in model.module.body
         if any(info[id(top)][1] <= line <= info[id(top)][2] for line in lines)
     ]
+
+
+def calls_of(
+    host: ModuleModel, names: set[str]
+) -> Iterator[tuple[cst.Call, cst.FunctionDef | None, cst.CSTNode]]:
+    """Calls in ``host`` whose callee is one of the dotted ``names``, with the innermost
+    function around each and its top-level statement."""
+    shorts = {name.rsplit(".", 1)[-1] for name in names}
+    for top in statements_mentioning(host, shorts, r"\s*\("):
+        for name, call, function in _calls_in(host, top):
+            if name in names:
+                yield call, function, top
+
+
+def _calls_in(
+    host: ModuleModel, top: cst.CSTNode
+) -> list[tuple[str, cst.Call, cst.FunctionDef | None]]:
+    """Every call under ``top`` by a dotted name, with the innermost function around it, in
+    source order: walked once per statement, though the callers of several functions ask."""
+    key = ("calls", id(top))
+    if key not in host.memo:
+        found = []
+        pending: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(top, None)]
+        while pending:
+            node, function = pending.pop()
+            if isinstance(node, cst.FunctionDef):
+                function = node
+            elif isinstance(node, cst.Call):
+                name = dotted_name(node.func)
+                if name is not None:
+                    found.append((name, node, function))
+            pending.extend((child, function) for child in reversed(iter_children(node)))
+        host.memo[key] = found
+    return host.memo[key]
 
 
 class _LaunchFinder:
