@@ -1,7 +1,8 @@
 """The part of another file of the project that a kernel file's lint reads: the top-level
-statements that launch its kernels or call a launching function, the functions and classes
-those name (helpers whose checks hold before a call), and every other top-level statement
-(imports, constants); the bodies of the other functions and classes become blank lines.
+statements and methods that launch its kernels or call a launching function, the functions,
+classes and methods those name (helpers whose checks hold before a call), and every other
+top-level statement (imports, constants); the other functions, classes and methods become
+blank lines.
 
 libcst builds its tree at about 1 MB/s: a model file of 80 KB that calls one launching
 function costs more to parse whole than the kernel file's own lint. Blank lines keep every
@@ -16,7 +17,12 @@ import re
 from triton_lint.model.project import ProjectContext
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-_WORD = re.compile(r"[A-Za-z_]\w*")
+#: A name written on its own (not ``obj.name``) where it can name a helper of the file: called
+#: (``get_config(M)``), closing a launch's grid (``kern[grid]``) or assigned (``grid = fn``).
+_WORD = re.compile(
+    r"(?<![\w.])(?<!def )(?<!class )([A-Za-z_]\w*)(?=\s*[(\]]|\s*$)|(?<=[^=!<>]=)\s*([A-Za-z_]\w*)",
+    re.M,
+)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -29,10 +35,11 @@ def wanted_names(project: ProjectContext, path: str) -> frozenset[str]:
 
 
 def relevant_text(text: str, names: frozenset[str]) -> tuple[str, set[str]]:
-    """``text`` with the top-level functions and classes that neither use one of ``names``
-    (followed by ``[`` or ``(``) nor are named by a statement that does made blank, and the
-    names of those made blank (still module-level names of the file); ``text`` itself when
-    it does not parse (libcst reports why)."""
+    """``text`` with the top-level functions and classes, and the methods of a class that
+    uses one of ``names`` (followed by ``[`` or ``(``; not an autograd function, whose ``ctx``
+    flags read every method), that neither use one nor are named by a kept statement made
+    blank; and the module-level names made blank (still names of the file). ``text`` itself
+    when it does not parse (libcst reports why)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -44,27 +51,48 @@ def relevant_text(text: str, names: frozenset[str]) -> tuple[str, set[str]]:
     used = {text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)}
     if "\r" in text:  # a lone \r ends a line too
         used = {_line_of(lines, m.start()) for m in pattern.finditer(text)}
-    spans = [(_first_line(node), node.end_lineno or node.lineno, node) for node in tree.body]
-    kept = [
-        not isinstance(node, _SCOPES) or any(first <= line <= last for line in used)
-        for first, last, node in spans
+
+    def uses(first: int, last: int) -> bool:
+        return any(first <= line <= last for line in used)
+
+    units: list[tuple[int, int, ast.stmt, bool]] = []  # (first, last, node, top-level)
+    kept_lines: list[tuple[int, int]] = []
+    for node in tree.body:
+        first, last = _first_line(node), node.end_lineno or node.lineno
+        if isinstance(node, ast.ClassDef) and uses(first, last) and not _autograd(node):
+            kept_lines.append((first, _first_line(node.body[0]) - 1))  # decorators, header
+            units += [(_first_line(s), s.end_lineno or s.lineno, s, False) for s in node.body]
+        else:
+            units.append((first, last, node, True))
+    kept = [not isinstance(node, _SCOPES) or uses(first, last) for first, last, node, _ in units]
+    kept_lines += [
+        (first, last) for (first, last, _, _), keep in zip(units, kept, strict=True) if keep
     ]
     words = {
         word
-        for (first, last, _), keep in zip(spans, kept, strict=True)
-        if keep
+        for first, last in kept_lines
         for line in lines[first - 1 : last]
-        for word in _WORD.findall(line)
+        for pair in _WORD.findall(line)
+        for word in pair
     }
     dropped: set[str] = set()
-    for position, (first, last, node) in enumerate(spans):
+    blanked = False
+    for position, (first, last, node, top_level) in enumerate(units):
         if kept[position] or _defines(node) & words:
             continue
-        dropped.add(node.name)  # type: ignore[attr-defined]
+        blanked = True
+        if top_level:
+            dropped.add(node.name)  # type: ignore[attr-defined]
         for index in range(first - 1, min(last, len(lines))):
             line = lines[index]
             lines[index] = line[len(line.rstrip("\r\n")) :]
-    return ("".join(lines), dropped) if dropped else (text, dropped)
+    return ("".join(lines), dropped) if blanked else (text, dropped)
+
+
+def _autograd(node: ast.ClassDef) -> bool:
+    """A class with ``forward`` and ``backward`` methods: the ``ctx`` flags read all of it."""
+    methods = {s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return {"forward", "backward"} <= methods
 
 
 def _first_line(node: ast.stmt) -> int:
@@ -73,12 +101,12 @@ def _first_line(node: ast.stmt) -> int:
 
 
 def _defines(node: ast.stmt) -> set[str]:
-    """The names a top-level function or class gives the file's helpers: its own and, for
-    a class, its methods' (the model's helper table holds methods by their bare names)."""
-    names = {node.name} if isinstance(node, _SCOPES) else set()
+    """The names under which the model's helper table (`ModuleModel.functions`) holds a
+    function or class: a function's own name, a class's methods' bare names (a class's own
+    name calls its constructor, which has no checks the caller facts read)."""
     if isinstance(node, ast.ClassDef):
-        names.update(s.name for s in node.body if isinstance(s, _SCOPES))
-    return names
+        return {s.name for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return {node.name} if isinstance(node, _SCOPES) else set()
 
 
 def _line_of(lines: list[str], offset: int) -> int:
