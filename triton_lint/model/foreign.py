@@ -108,7 +108,7 @@ def _parse(
     the same part: host models are read, never changed, by the lints that share them."""
     if data is None or model.project is None:
         return None
-    names = wanted_names(model.project, path)
+    names = model.project.host_names.get(path) or wanted_names(model.project, path)
     key = (path, model.target_version, data, names)
     if key in _HOSTS:
         _HOSTS.move_to_end(key)
