@@ -172,15 +172,22 @@ def lint_bytes(
 
 
 def _suppressions_of(
-    finding_path: str, path: str, own: Suppressions, project: ProjectContext | None
+    finding_path: str,
+    path: str,
+    own: Suppressions,
+    project: ProjectContext | None,
+    others: dict[str, Suppressions],
 ) -> Suppressions:
-    """The ``noqa`` comments of the file a finding lies in (a launch in another file)."""
+    """The ``noqa`` comments of the file a finding lies in (a launch in another file), read
+    once per file (``others``), not once per finding."""
     if finding_path == path or project is None or finding_path not in project.sources:
         return own
-    try:
-        return parse_suppressions(decode(project.sources[finding_path]))
-    except (SyntaxError, UnicodeError, LookupError):
-        return own
+    if finding_path not in others:
+        try:
+            others[finding_path] = parse_suppressions(decode(project.sources[finding_path]))
+        except (SyntaxError, UnicodeError, LookupError):
+            others[finding_path] = own
+    return others[finding_path]
 
 
 def lint_text(
@@ -208,6 +215,7 @@ def lint_text(
         )
         return result
     suppressions = parse_suppressions(text)
+    others: dict[str, Suppressions] = {}  # the other files findings lie in: their suppressions
     result.warnings.extend(f"{path}:{line}: {message}" for line, message in suppressions.warnings)
     syntax = _python_syntax(path, text)
     if isinstance(syntax, Finding):
@@ -262,7 +270,7 @@ def lint_text(
             result.findings.extend(
                 f
                 for f in findings
-                if not _suppressions_of(f.path, path, suppressions, project).suppresses(
+                if not _suppressions_of(f.path, path, suppressions, project, others).suppresses(
                     f.line, f.code
                 )
             )

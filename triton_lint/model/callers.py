@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from triton_lint.model.host import bind_call, function_bindings, host_definitions
+from triton_lint.model.host import bind_call, function_facts
 from triton_lint.model.kernel import ModuleModel
-from triton_lint.model.launches import statements_mentioning
+from triton_lint.model.launches import calls_of
 from triton_lint.model.names import dotted_name
 from triton_lint.model.project import FunctionKey
 from triton_lint.model.tree import iter_children, iter_nodes
@@ -79,7 +79,7 @@ class CallerIndex:
             host = self.hosts(path)
             if host is None:
                 return CallerFacts()
-            for call, caller, top in _calls(host, set(names)):
+            for call, caller, top in calls_of(host, set(names)):
                 per_call.append(self._call_facts(host, call, caller, top, function, depth))
         if not per_call:
             return CallerFacts()
@@ -100,7 +100,7 @@ class CallerIndex:
         definitions: dict[str, cst.BaseExpression] = {}
         if caller is not None:
             holding, guards = local_tests(host, caller, call)
-            definitions = dict(host_definitions(caller, function_bindings(caller)))
+            definitions = dict(function_facts(host, caller)[1])
             name = qualified_name(host, caller, top)
             if depth + 1 < MAX_DEPTH and name is not None:
                 upper = self.facts((host.path, name), caller, depth + 1)
@@ -295,8 +295,7 @@ class _Canonical:
 
     def __init__(self, host: ModuleModel, function: cst.FunctionDef, ctx: str) -> None:
         self.host = host
-        self.bindings = function_bindings(function)
-        self.definitions = dict(host_definitions(function, self.bindings))
+        self.bindings, self.definitions = function_facts(host, function)
         self.saved: dict[str, int] = {}
         for node in iter_nodes(function.body):
             if (
@@ -361,23 +360,6 @@ def _helper_checks(host: ModuleModel, small: cst.CSTNode) -> Iterator[cst.BaseEx
         for test in tests:
             if free_names(test) <= set(by_code) | _ALLOWED_FREE:
                 yield _substitute(test, by_code)
-
-
-def _calls(
-    host: ModuleModel, names: set[str]
-) -> Iterator[tuple[cst.Call, cst.FunctionDef | None, cst.CSTNode]]:
-    """Calls in ``host`` whose callee is one of the dotted ``names``, with the innermost
-    function around each and its top-level statement."""
-    shorts = {name.rsplit(".", 1)[-1] for name in names}
-    for top in statements_mentioning(host, shorts, r"\s*\("):
-        pending: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(top, None)]
-        while pending:
-            node, function = pending.pop()
-            if isinstance(node, cst.FunctionDef):
-                function = node
-            elif isinstance(node, cst.Call) and dotted_name(node.func) in names:
-                yield node, function, top
-            pending.extend((child, function) for child in reversed(iter_children(node)))
 
 
 def _translate(

@@ -9,6 +9,7 @@ next to the kernels), and their launches join the kernel's own as `LaunchSite`s 
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 
 import libcst as cst
@@ -20,6 +21,7 @@ from triton_lint.model.callers import (
     helper_checks,
     qualified_name,
 )
+from triton_lint.model.host_text import relevant_text, wanted_names
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.launches import find_launches_in
 from triton_lint.model.project import ProjectContext
@@ -27,6 +29,9 @@ from triton_lint.source import decode
 
 #: Builds the model of a file that only hosts launches (no kernel is walked).
 HostBuilder = Callable[[str, str, cst.Module, str], ModuleModel]
+#: Host models kept per process (least recently used dropped first).
+MAX_SHARED_HOSTS = 16
+_HOSTS: OrderedDict[tuple[str, str, bytes, frozenset[str]], ModuleModel | None] = OrderedDict()
 
 
 def find_foreign_launches(model: ModuleModel, build_host: HostBuilder) -> None:
@@ -98,11 +103,25 @@ def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
 def _parse(
     path: str, data: bytes | None, model: ModuleModel, build_host: HostBuilder
 ) -> ModuleModel | None:
-    if data is None:
+    """The host model of the part of another file this kernel file's facts read
+    (`triton_lint.model.host_text`), shared by the kernel files one process lints that read
+    the same part: host models are read, never changed, by the lints that share them."""
+    if data is None or model.project is None:
         return None
+    names = model.project.host_names.get(path) or wanted_names(model.project, path)
+    key = (path, model.target_version, data, names)
+    if key in _HOSTS:
+        _HOSTS.move_to_end(key)
+        return _HOSTS[key]
     try:
-        text = decode(data)
+        text, blank = relevant_text(decode(data), names)
         module = cst.parse_module(text)
     except (SyntaxError, UnicodeError, LookupError, cst.ParserSyntaxError, RecursionError):
-        return None
-    return build_host(path, text, module, model.target_version)
+        host = None
+    else:
+        host = build_host(path, text, module, model.target_version)
+        host.module_names |= blank
+    _HOSTS[key] = host
+    while len(_HOSTS) > MAX_SHARED_HOSTS:
+        _HOSTS.popitem(last=False)
+    return host

@@ -9,6 +9,7 @@ those bindings; it knows nothing of kernels.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import libcst as cst
 
@@ -129,6 +130,20 @@ def function_bindings(node: cst.FunctionDef) -> dict[str, int]:
     for name in names:
         counts[name] = counts.get(name, 0) + 1
     return counts
+
+
+def function_facts(
+    model: Any, function: cst.FunctionDef
+) -> tuple[dict[str, int], dict[str, cst.BaseExpression]]:
+    """How often ``function`` (a host function of ``model``'s file) binds each name, and its
+    single definitions: read once per function (``model.memo``), though the
+    launches, the callers of several kernels and the autograd flags all ask. Callers must
+    not change what they get."""
+    key = ("bindings", id(function))
+    if key not in model.memo:
+        counts = function_bindings(function)
+        model.memo[key] = counts, dict(host_definitions(function, counts))
+    return model.memo[key]
 
 
 def _bound_names(node: cst.CSTNode) -> Iterator[str]:

@@ -416,6 +416,9 @@ class ModuleModel:
         self.project = project
         #: id(top-level statement of another file) -> that file's model (launches there)
         self._owners: dict[int, ModuleModel] = {}
+        #: (reader, id(node of this file)) -> what a host reader found there, read once
+        #: though several launches and callers ask (`triton_lint.model.host.function_facts`)
+        self.memo: dict[tuple[str, int], Any] = {}
 
     @property
     def launches(self) -> list[LaunchSite]:

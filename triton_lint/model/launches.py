@@ -4,7 +4,7 @@ host values around them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
@@ -12,9 +12,8 @@ from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import (
     assignment_before,
     bind_call,
-    function_bindings,
+    function_facts,
     host_alternatives,
-    host_definitions,
     returned_value,
     simple_assignments,
 )
@@ -60,6 +59,40 @@ def statements_mentioning(
     ]
 
 
+def calls_of(
+    host: ModuleModel, names: set[str]
+) -> Iterator[tuple[cst.Call, cst.FunctionDef | None, cst.CSTNode]]:
+    """Calls in ``host`` whose callee is one of the dotted ``names``, with the innermost
+    function around each and its top-level statement."""
+    shorts = {name.rsplit(".", 1)[-1] for name in names}
+    for top in statements_mentioning(host, shorts, r"\s*\("):
+        for name, call, function in _calls_in(host, top):
+            if name in names:
+                yield call, function, top
+
+
+def _calls_in(
+    host: ModuleModel, top: cst.CSTNode
+) -> list[tuple[str, cst.Call, cst.FunctionDef | None]]:
+    """Every call under ``top`` by a dotted name, with the innermost function around it, in
+    source order: walked once per statement, though the callers of several functions ask."""
+    key = ("calls", id(top))
+    if key not in host.memo:
+        found = []
+        pending: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(top, None)]
+        while pending:
+            node, function = pending.pop()
+            if isinstance(node, cst.FunctionDef):
+                function = node
+            elif isinstance(node, cst.Call):
+                name = dotted_name(node.func)
+                if name is not None:
+                    found.append((name, node, function))
+            pending.extend((child, function) for child in reversed(iter_children(node)))
+        host.memo[key] = found
+    return host.memo[key]
+
+
 class _LaunchFinder:
     """Finds ``kernel[grid](...)`` launches of this file's kernels, with their grids, keeping
     the host scopes (functions) around each."""
@@ -97,8 +130,8 @@ class _LaunchFinder:
     def _enter_function(self, node: cst.FunctionDef) -> None:
         self.function_defs[-1][node.name.value] = node
         self.scopes.append(dict(simple_assignments(node)))
-        bindings = function_bindings(node)
-        definitions = dict(host_definitions(node, bindings))
+        bindings, definitions = function_facts(self.model, node)
+        definitions = dict(definitions)
         if self.functions:
             definitions = {**self._nested_bindings(node, bindings), **definitions}
         self.definitions.append(definitions)

@@ -25,6 +25,11 @@ class ProjectContext:
     callers: dict[FunctionKey, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     #: Functions called from more places than the index follows: their callers are unknown.
     unbounded: frozenset[FunctionKey] = frozenset()
+    #: Display path -> the names every kernel file's facts look up in it (launches and calls):
+    #: the part of the file parsed (`triton_lint.model.host_text`), the same for every kernel
+    #: file so that one parse serves them all. It decides what is parsed, not what is found
+    #: (each lint looks up only its own names), so the digest leaves it out.
+    host_names: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def digest(self) -> str:
         """Changes when any file these facts come from changes (the results cache keys on it)."""

@@ -25,6 +25,7 @@ what is unknown stays unknown.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Callable, Iterable
@@ -34,6 +35,7 @@ from typing import Any
 
 from triton_lint.engine import may_define_kernels, may_hold_kernels
 from triton_lint.model.callers import MAX_DEPTH
+from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
 from triton_lint.source import decode
@@ -326,9 +328,18 @@ class ProjectIndex:
 
     def context_for(self, display: str) -> ProjectContext | None:
         """What linting the kernel file ``display`` reads of the rest of the project."""
-        if display not in self._contexts:
-            self._contexts[display] = self._context_for(display)
-        return self._contexts[display]
+        if not self._contexts:
+            bare = {path: self._context_for(path) for path in self.kernel_files()}
+            wanted: dict[str, set[str]] = {}
+            for context in bare.values():
+                for path in context.sources if context is not None else ():
+                    wanted.setdefault(path, set()).update(wanted_names(context, path))
+            for path, context in bare.items():
+                if context is not None:
+                    names = {p: frozenset(wanted[p]) for p in context.sources}
+                    context = dataclasses.replace(context, host_names=names)
+                self._contexts[path] = context
+        return self._contexts.get(display)
 
     def _context_for(self, display: str) -> ProjectContext | None:
         refs = self.kernel_refs.get(display, {})

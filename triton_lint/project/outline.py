@@ -9,6 +9,7 @@ never a wrong fact: the kernel file's lint reads the launch again from libcst's 
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,7 +23,10 @@ _FROM = re.compile(r"from\s+(\.*)([\w.]*)\s+import\s+(.+)")
 _JIT = re.compile(r"@\s*(?:\w+\s*\.\s*)*\w*jit\w*\b(?!\s*\.)")
 _STRINGS = re.compile(r"'''|\"\"\"|'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\"|#.*")
 _PREFIX = re.compile(r"(?:[A-Za-z_]\w*[ \t]*\.[ \t]*)+$")
-_BRACKETS = str.maketrans("", "", "".join(c for c in map(chr, range(128)) if c not in "()[]{}"))
+#: First characters of the statements read inside a class or function (`@`, ``def``,
+#: ``async def``, ``class``, ``import``, ``from``).
+_OPENERS = frozenset("@dacif")
+_IMPORTS = ("import", "from")
 
 
 @dataclass
@@ -46,20 +50,25 @@ def outline(text: str) -> Outline:
     quote: str | None = None  # inside a triple-quoted string
     pending = ""  # a statement continued over lines (an import in parentheses)
     scope = ""
+    scopes = found.scopes
     for line in text.splitlines():
-        found.scopes.append(scope)
         code, quote = _code_of(line, quote)
         stripped = code.strip()
         if depth == 0 and stripped:
             indent = len(code) - len(code.lstrip())
+            innermost = stack[-1] if stack else None
             while stack and stack[-1][0] >= indent:
                 stack.pop()
-            _statement(found, stripped, indent, stack, decorators)
-            scope = next((n for _, n, f in reversed(stack) if f), "")
-            found.scopes[-1] = scope
-            pending = stripped if stripped.startswith(("import", "from")) else ""
+            if not stack or stripped[0] in _OPENERS:  # inside a function: only defs matter
+                _statement(found, stripped, indent, stack, decorators)
+            elif decorators:
+                decorators.clear()
+            if (stack[-1] if stack else None) is not innermost:
+                scope = next((n for _, n, f in reversed(stack) if f), "")
+            pending = stripped if stripped[0] in "if" and stripped.startswith(_IMPORTS) else ""
         elif pending:
             pending += " " + stripped
+        scopes.append(scope)
         if "(" in code or ")" in code or "[" in code or "]" in code or "{" in code or "}" in code:
             depth = max(0, depth + _balance(code))
         if pending and depth == 0:
@@ -98,8 +107,14 @@ def _code_of(line: str, quote: str | None) -> tuple[str, str | None]:
 
 
 def _balance(code: str) -> int:
-    brackets = code.translate(_BRACKETS)
-    return sum(1 if c in "([{" else -1 for c in brackets)
+    return (
+        code.count("(")
+        + code.count("[")
+        + code.count("{")
+        - code.count(")")
+        - code.count("]")
+        - code.count("}")
+    )
 
 
 def _statement(
@@ -170,12 +185,30 @@ def occurrences(
 ) -> Iterator[tuple[int, str]]:
     """(line index, dotted name) of each of ``names`` (last component) written with its
     dotted prefix and followed by ``after``: ``K.kern[``, ``self.op(`` (``starts``: the
-    offsets of the lines, from `line_starts`)."""
-    if not names:
-        return
-    alternatives = "|".join(sorted(map(re.escape, names), key=len, reverse=True))
-    pattern = re.compile(rf"\b({alternatives}){after}")
-    for match in pattern.finditer(text):
-        before = _PREFIX.search(text, max(0, match.start() - 200), match.start())
-        prefix = re.sub(r"\s+", "", before.group()) if before is not None else ""
-        yield bisect.bisect_right(starts, match.start()) - 1, prefix + match.group(1)
+    offsets of the lines, from `line_starts`). Each name is found by a plain substring
+    search (a regular expression of many alternatives tries each at every position)."""
+    following = _following(after)
+    found: list[tuple[int, str]] = []
+    for name in names:
+        start = text.find(name)
+        while start >= 0:
+            end = start + len(name)
+            if (start == 0 or not _is_word(text[start - 1])) and following.match(text, end):
+                found.append((start, name))
+            start = text.find(name, end)
+    for start, name in sorted(found):
+        prefix = ""
+        line = max(text.rfind("\n", 0, start) + 1, start - 200)  # a prefix is on one line
+        if text[line:start].rstrip(" \t").endswith("."):
+            before = _PREFIX.search(text, line, start)
+            prefix = re.sub(r"\s+", "", before.group()) if before is not None else ""
+        yield bisect.bisect_right(starts, start) - 1, prefix + name
+
+
+def _is_word(character: str) -> bool:
+    return character.isalnum() or character == "_"
+
+
+@functools.lru_cache(maxsize=8)
+def _following(after: str) -> re.Pattern[str]:
+    return re.compile(after)

@@ -251,8 +251,8 @@ def _host_value(site: LaunchSite, argument: cst.BaseExpression) -> cst.BaseExpre
         return argument
     if argument.value in site.host_definitions:
         return site.host_definitions[argument.value]
-    if isinstance(site.top, cst.FunctionDef):
-        value = assignment_before(site.top, site.call, argument.value)
+    if site.function is not None:  # the function around the launch (a method too)
+        value = assignment_before(site.function, site.call, argument.value)
         if value is not None:
             return value
     return argument
