@@ -17,7 +17,6 @@ from typing import Any
 
 import torch
 
-from triton_lint.dynamic.backend import RunMode
 from triton_lint.dynamic.case_runner import CaseRunner
 from triton_lint.dynamic.compare import TOLERANCES, flatten
 from triton_lint.dynamic.inputs import (
@@ -131,7 +130,6 @@ class LargeCaseRunner(CaseRunner):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.input_device = "cuda"
 
     def plan(self) -> list[tuple[Combo, str | None]]:
         free = torch.cuda.mem_get_info()[0]
@@ -146,7 +144,7 @@ class LargeCaseRunner(CaseRunner):
 
     def check(self, combo: Combo) -> str | None:
         """The run's events (TL901 red zones, TL910 overflow asserts) and the comparison."""
-        res = self.call(combo, RunMode(on_device=True))
+        res = self.call(combo)
         self.log.main_launches = res.launches
         if res.error is not None:
             if not res.launches and isinstance(res.error, (AssertionError, ValueError)):
