@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+#: Elements compared at a time where a whole float64 copy may not fit (`--large`).
+CHUNK = 1 << 26
 # Default tolerances per output dtype: (rtol, atol before scaling by the data's magnitude).
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float16: (1e-2, 1e-3),
@@ -86,13 +88,14 @@ def mismatch(
 
 def finite_scale(tensors: list[torch.Tensor]) -> float:
     """The largest finite magnitude among tensors (0 when there is none): reduced on each
-    tensor's device, one scalar each comes back."""
+    tensor's device in chunks of `CHUNK` elements (a float64 copy of a `--large` tensor would
+    not fit), one scalar per chunk comes back."""
     m = 0.0
     for t in tensors:
-        if t.numel() == 0:
-            continue
-        x = t.detach().to(torch.float64).abs()
-        m = max(m, float(torch.where(torch.isfinite(x), x, 0.0).max()))
+        flat = t.detach().reshape(-1)
+        for s in range(0, flat.numel(), CHUNK):
+            x = flat[s : s + CHUNK].to(torch.float64).abs()
+            m = max(m, float(torch.where(torch.isfinite(x), x, 0.0).max()))
     return m
 
 
