@@ -51,14 +51,14 @@ class RunMode:
     trace: bool = False  # interpreter: op tracer and store log (who wrote what)
     guard_fill: int | None = None  # CUDA: byte the red zones hold (OOB-read probe)
     guard_only: int | None = None  # CUDA: only this buffer's red zones get `guard_fill`
-    on_device: bool = False  # CUDA: outputs stay on the GPU (`--large` compares them there)
 
 
 @dataclass
 class RunResult:
     """What one call of the wrapper produced, and what the backend saw meanwhile."""
 
-    outputs: list[torch.Tensor] = field(default_factory=list)  # host copies (see `on_device`)
+    #: On the backend's device (a GPU run's stay there: `compare` works on any device).
+    outputs: list[torch.Tensor] = field(default_factory=list)
     error: BaseException | None = None
     tb: list[traceback.FrameSummary] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -140,13 +140,15 @@ class Backend(Protocol):
     device: str
     #: A longer description for the report ("CUDA (NVIDIA H100 80GB HBM3)").
     description: str
+    #: Where a case's inputs are generated ("cpu", or "cuda": on the GPU itself).
+    input_device: str
 
     def call(self, case: Case, args: list[Any], mode: RunMode) -> RunResult:
         """Run the wrapper once on `args` (fresh ones per call) and collect what was seen."""
         ...
 
     def to_device(self, args: list[Any]) -> list[Any]:
-        """Inputs built on the host, placed where the wrapper expects them."""
+        """Inputs built on `input_device`, placed where the wrapper expects them."""
         ...
 
     def writer(self, rerun: Rerun, res: RunResult, k: int, idx: tuple[int, ...]) -> Writer:

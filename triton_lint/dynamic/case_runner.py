@@ -59,8 +59,8 @@ class CaseRunner:
         self.skip_combos = skip_combos
         #: One call per combination and nothing else (an external tool is watching).
         self.plain = plain
-        #: Where inputs are generated (the host; `--large` generates them on the GPU).
-        self.input_device = "cpu"
+        #: Where inputs are generated: on the GPU for native runs, the host for the interpreter.
+        self.input_device = backend.input_device
         self.tl905_done: set[int] = set()
         self.tl904_done: set[Any] = set()
         self.combo_kernels: list[str] = []
@@ -87,14 +87,14 @@ class CaseRunner:
         return res
 
     def reference(self, combo: Combo) -> tuple[list[torch.Tensor] | None, list[Any]]:
-        args = self.backend.to_device(make_args(self.case, combo))
+        """The reference's outputs and its arguments, on the device the inputs are made on
+        (no red zones: only the wrapper's run is checked)."""
+        args = make_args(self.case, combo, device=self.input_device)
         try:
             out = self.case.reference(*args)
         except Exception:
             return None, args
-        return [t.detach().cpu() for t in flatten(out, args)], [
-            a.cpu() if isinstance(a, torch.Tensor) else a for a in args
-        ]
+        return [t.detach() for t in flatten(out, args)], args
 
     def run(self) -> list[Finding]:
         """Run every combo; with `emit`, report each one (`combo_start`, `combo`) as it goes."""

@@ -1,16 +1,19 @@
 """Comparing a wrapper's outputs with the reference, and with other runs (child only).
 
-Everything here works on CPU tensors: the GPU backend copies outputs to the host before they are
-compared, so one set of tolerances and one notion of "bitwise equal" serves both devices.
+Everything here works on torch tensors on whatever device holds them: a native GPU run compares
+its outputs with the reference on the GPU and brings back only verdicts (a bool, a count, an
+index) and the elements a finding quotes; the interpreter compares on the CPU with the same code,
+so one set of tolerances and one notion of "bitwise equal" serves both devices.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 
+#: Elements compared at a time where a whole float64 copy may not fit (`--large`).
+CHUNK = 1 << 26
 # Default tolerances per output dtype: (rtol, atol before scaling by the data's magnitude).
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float16: (1e-2, 1e-3),
@@ -46,10 +49,11 @@ def flatten(value: Any, args: list[Any]) -> list[torch.Tensor]:
     return []
 
 
-def as_float64(t: torch.Tensor) -> np.ndarray:
-    """A host float64 (or int64) copy for element-wise comparison."""
-    t = t.detach().cpu()
-    return t.to(torch.float64).numpy() if t.dtype.is_floating_point else t.numpy()
+def as_float64(t: torch.Tensor) -> torch.Tensor:
+    """Float64 (integers and bools keep their dtype) on the tensor's own device, for
+    element-wise comparison: nothing crosses to the host."""
+    t = t.detach()
+    return t.to(torch.float64) if t.dtype.is_floating_point else t
 
 
 def mismatch(
@@ -58,40 +62,65 @@ def mismatch(
     args: list[Any],
     rtol: float | None = None,
     atol: float | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Boolean mask of elements beyond tolerance, and |error|.
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Boolean mask of elements beyond tolerance, and |error| (float64), on `out`'s device.
 
     `rtol`/`atol` are the case's overrides; without them the output dtype's defaults apply,
     `atol` scaled by the largest finite magnitude among the reference and the inputs.
     """
+    exp = exp.to(out.device)
     if not out.dtype.is_floating_point and not exp.dtype.is_floating_point:
-        o, e = as_float64(out).astype(np.int64), as_float64(exp).astype(np.int64)
-        return o != e, np.abs(o - e).astype(np.float64)
-    o, e = as_float64(out), as_float64(exp)
+        o, e = out.detach().to(torch.int64), exp.detach().to(torch.int64)
+        return o != e, (o - e).abs().to(torch.float64)
+    o, e = out.detach().to(torch.float64), exp.detach().to(torch.float64)
     default_rtol, default_atol = TOLERANCES.get(out.dtype, (1e-4, 1e-5))
     rtol = default_rtol if rtol is None else rtol
     if atol is None:
         scale = finite_scale([e] + [a for a in args if isinstance(a, torch.Tensor)])
         atol = default_atol * max(scale, 1e-3)
-    with np.errstate(invalid="ignore", over="ignore"):
-        # Where the reference is NaN any output is accepted: NaN propagation legitimately
-        # differs between max/min flavours (maximum vs maxnum) on non-finite inputs.
-        close = np.isclose(o, e, rtol=rtol, atol=atol, equal_nan=True) | np.isnan(e)
-        err = np.abs(o - e)
-    err = np.where(np.isnan(err), np.inf, err)
+    # Where the reference is NaN any output is accepted: NaN propagation legitimately
+    # differs between max/min flavours (maximum vs maxnum) on non-finite inputs.
+    close = torch.isclose(o, e, rtol=rtol, atol=atol, equal_nan=True) | torch.isnan(e)
+    err = (o - e).abs()
+    err = torch.where(torch.isnan(err), torch.inf, err)
     return ~close, err
 
 
-def finite_scale(arrays: list[Any]) -> float:
-    """The largest finite magnitude among tensors/arrays (0 when there is none)."""
+def finite_scale(tensors: list[torch.Tensor]) -> float:
+    """The largest finite magnitude among tensors (0 when there is none): reduced on each
+    tensor's device in chunks of `CHUNK` elements (a float64 copy of a `--large` tensor would
+    not fit), one scalar per chunk comes back."""
     m = 0.0
-    for a in arrays:
-        x = as_float64(a) if isinstance(a, torch.Tensor) else np.asarray(a, dtype=np.float64)
-        x = np.asarray(x, dtype=np.float64)
-        x = x[np.isfinite(x)]
-        if x.size:
-            m = max(m, float(np.abs(x).max()))
+    for t in tensors:
+        flat = t.detach().reshape(-1)
+        for s in range(0, flat.numel(), CHUNK):
+            x = flat[s : s + CHUNK].to(torch.float64).abs()
+            m = max(m, float(torch.where(torch.isfinite(x), x, 0.0).max()))
     return m
+
+
+def first_index(mask: torch.Tensor) -> tuple[int, ...]:
+    """The first set element of a boolean mask in row-major order (the mask has one)."""
+    return unravel(int(torch.argmax(mask.reshape(-1).to(torch.uint8))), mask.shape)
+
+
+def worst_index(mask: torch.Tensor, err: torch.Tensor) -> tuple[int, ...]:
+    """The element of `mask` with the largest error (the first such in row-major order)."""
+    flat = torch.where(mask, err, -1.0).reshape(-1)
+    return unravel(int(torch.argmax(flat)), mask.shape)
+
+
+def unravel(flat: int, shape: torch.Size | tuple[int, ...]) -> tuple[int, ...]:
+    idx = []
+    for n in reversed(tuple(shape)):
+        flat, r = divmod(flat, n)
+        idx.append(r)
+    return tuple(reversed(idx))
+
+
+def element(t: torch.Tensor, idx: tuple[int, ...]) -> Any:
+    """One element as a Python number: the only copy to the host a finding needs."""
+    return t[idx].item()
 
 
 def args_finite(args: list[Any]) -> bool:

@@ -49,6 +49,7 @@ class InterpreterBackend:
     """Runs wrappers under the sanitising interpreter (see the module docstring)."""
 
     device = "interpreter"
+    input_device = "cpu"
     description = INTERPRETER_DESCRIPTION
 
     def __init__(self) -> None:

@@ -17,9 +17,16 @@ from typing import Any
 
 import torch
 
-from triton_lint.dynamic.backend import RunMode
 from triton_lint.dynamic.case_runner import CaseRunner
-from triton_lint.dynamic.compare import TOLERANCES, flatten
+from triton_lint.dynamic.compare import (
+    CHUNK,
+    TOLERANCES,
+    finite_scale,
+    first_index,
+    flatten,
+    mismatch,
+    unravel,
+)
 from triton_lint.dynamic.inputs import (
     Combo,
     dim_names,
@@ -33,7 +40,7 @@ from triton_lint.stress import Case, TensorSpec
 LIMIT = 2**31
 #: A combination runs when this many times its input bytes fit in free GPU memory.
 MEMORY_FACTOR = 4
-_CHUNK = 1 << 26
+_CHUNK = CHUNK
 
 
 def large_dims(case: Case) -> list[dict[str, int]]:
@@ -100,29 +107,22 @@ class DeviceMismatch:
 def device_mismatch(
     out: torch.Tensor, exp: torch.Tensor, rtol: float | None, atol: float | None
 ) -> DeviceMismatch | None:
-    """Compare on the device in chunks of 2**26 elements; None when everything is close."""
-    default_rtol, default_atol = TOLERANCES.get(out.dtype, (1e-4, 1e-5))
-    rtol = default_rtol if rtol is None else rtol
-    o, e = out.reshape(-1), exp.reshape(-1)
+    """`compare.mismatch` on the device in chunks of 2**26 elements (a float64 copy of the
+    whole output would not fit), `atol` scaled by the whole reference; None when all close."""
     if atol is None:
-        scale = 0.0
-        for s in range(0, e.numel(), _CHUNK):
-            c = e[s : s + _CHUNK].double()
-            c = c[torch.isfinite(c)]
-            if c.numel():
-                scale = max(scale, float(c.abs().max()))
-        atol = default_atol * max(scale, 1e-3)
+        default_atol = TOLERANCES.get(out.dtype, (1e-4, 1e-5))[1]
+        atol = default_atol * max(finite_scale([exp]), 1e-3)
+    o, e = out.reshape(-1), exp.reshape(-1)
     count, first = 0, -1
     for s in range(0, o.numel(), _CHUNK):
-        a, b = o[s : s + _CHUNK].double(), e[s : s + _CHUNK].double()
-        bad = ~(torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True) | torch.isnan(b))
+        bad = mismatch(o[s : s + _CHUNK], e[s : s + _CHUNK], [], rtol, atol)[0]
         n = int(bad.sum())
         if n and first < 0:
-            first = s + int(bad.nonzero()[0, 0])
+            first = s + first_index(bad)[0]
         count += n
     if not count:
         return None
-    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(first), tuple(out.shape)))
+    index = unravel(first, tuple(out.shape))
     return DeviceMismatch(count, index, float(o[first]), float(e[first]))
 
 
@@ -131,7 +131,6 @@ class LargeCaseRunner(CaseRunner):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.input_device = "cuda"
 
     def plan(self) -> list[tuple[Combo, str | None]]:
         free = torch.cuda.mem_get_info()[0]
@@ -146,7 +145,7 @@ class LargeCaseRunner(CaseRunner):
 
     def check(self, combo: Combo) -> str | None:
         """The run's events (TL901 red zones, TL910 overflow asserts) and the comparison."""
-        res = self.call(combo, RunMode(on_device=True))
+        res = self.call(combo)
         self.log.main_launches = res.launches
         if res.error is not None:
             if not res.launches and isinstance(res.error, (AssertionError, ValueError)):

@@ -11,12 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 
 from triton_lint.dynamic.backend import LIB_DIRS, Backend, RunMode, RunResult
 from triton_lint.dynamic.case_findings import FindingLog
-from triton_lint.dynamic.compare import args_finite, as_float64, fill_value, mismatch
+from triton_lint.dynamic.compare import (
+    args_finite,
+    as_float64,
+    element,
+    fill_value,
+    first_index,
+    mismatch,
+    worst_index,
+)
 from triton_lint.dynamic.inputs import NONFINITE_PATTERNS, Combo
 from triton_lint.stress import Case
 
@@ -71,24 +78,26 @@ class OutputCheck:
             bad, err = mismatch(out, exp, ref_args, self.case.rtol, self.case.atol)
             if not bad.any():
                 continue
-            o, e = as_float64(out), as_float64(exp)
+            o, e = as_float64(out), as_float64(exp.to(out.device))
             # TL906: elements equal to the empty-fill value in two runs with different fills.
             fill = fill_value(out.dtype, False)
-            filled = bad & (np.isnan(o) if out.dtype.is_floating_point else (o == fill))
-            if filled.any():
+            filled = bad & (torch.isnan(o) if out.dtype.is_floating_point else (o == fill))
+            if fill is not None and filled.any():
                 alt = self.call(combo, RunMode(alt_fill=True))
                 if alt.error is None and k < len(alt.outputs):
-                    ao = as_float64(alt.outputs[k])
-                    alt_fill = float(fill_value(out.dtype, True) or 0)
-                    unwritten = filled & (
-                        ao == float(torch.tensor(alt_fill, dtype=out.dtype).double())
+                    ao = as_float64(alt.outputs[k]).to(o.device)
+                    # The alternative fill as the output's dtype holds it (1357 rounds in fp16).
+                    alt_fill = torch.tensor(
+                        fill_value(out.dtype, True), dtype=out.dtype, device="cpu"
                     )
+                    alt_fill = alt_fill.item()
+                    unwritten = filled & (ao == alt_fill)
                     if unwritten.any():
                         self._report_unwritten(res, out, unwritten, k, combo)
                         bad = bad & ~unwritten
                         if not bad.any():
                             continue
-            nonfinite = bad & ~np.isfinite(o) & np.isfinite(e)
+            nonfinite = bad & ~torch.isfinite(o) & torch.isfinite(e)
             if inputs_finite and nonfinite.any() and args_finite(ref_args):
                 self._report_nonfinite(res, combo, k, nonfinite, o, e)
                 continue
@@ -110,9 +119,9 @@ class OutputCheck:
         )
 
     def _report_unwritten(
-        self, res: RunResult, out: torch.Tensor, unwritten: np.ndarray, k: int, combo: Combo
+        self, res: RunResult, out: torch.Tensor, unwritten: torch.Tensor, k: int, combo: Combo
     ) -> None:
-        idx = tuple(int(i) for i in np.argwhere(unwritten)[0])
+        idx = first_index(unwritten)
         site = (res.output_sites[k] if k < len(res.output_sites) else None) or self.log.case_site()
         self.log.add(
             "TL906",
@@ -129,11 +138,12 @@ class OutputCheck:
         res: RunResult,
         combo: Combo,
         k: int,
-        nonfinite: np.ndarray,
-        o: np.ndarray,
-        e: np.ndarray,
+        nonfinite: torch.Tensor,
+        o: torch.Tensor,
+        e: torch.Tensor,
     ) -> None:
-        idx = tuple(int(i) for i in np.argwhere(nonfinite)[0])
+        idx = first_index(nonfinite)
+        got, expected = element(o, idx), element(e, idx)
         writer = self.backend.writer(lambda mode: self.call(combo, mode), res, k, idx)
         first, pid = writer.first_nonfinite, writer.pid
         if first is not None:
@@ -151,8 +161,8 @@ class OutputCheck:
         self.log.add(
             "TL902",
             site,  # type: ignore[arg-type]
-            f"output {k} has {int(nonfinite.sum())} non-finite element(s) (first {o[idx]} at "
-            f"index {idx}, reference {e[idx]}) with finite inputs; {where} {combo.short()}",
+            f"output {k} has {int(nonfinite.sum())} non-finite element(s) (first {got} at "
+            f"index {idx}, reference {expected}) with finite inputs; {where} {combo.short()}",
             combo,
             {"output": k, "index": list(idx), "op": first["op"] if first else None, "pid": pid},
         )
@@ -162,27 +172,27 @@ class OutputCheck:
         res: RunResult,
         combo: Combo,
         k: int,
-        bad: np.ndarray,
-        err: np.ndarray,
-        o: np.ndarray,
-        e: np.ndarray,
+        bad: torch.Tensor,
+        err: torch.Tensor,
+        o: torch.Tensor,
+        e: torch.Tensor,
     ) -> None:
-        masked_err = np.where(bad, err, -1.0)
-        idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(masked_err)), bad.shape))
+        idx = worst_index(bad, err)
+        got, expected = element(o, idx), element(e, idx)
         writer = self.backend.writer(lambda mode: self.call(combo, mode), res, k, idx)
         site, pid = writer.site or self.log.case_site(), writer.pid
         self.log.add(
             "TL903",
             site,
-            f"output {k}: {int(bad.sum())} of {bad.size} element(s) beyond tolerance; worst at "
-            f"index {idx}: got {o[idx]}, expected {e[idx]} (written by program "
+            f"output {k}: {int(bad.sum())} of {bad.numel()} element(s) beyond tolerance; worst at "
+            f"index {idx}: got {got}, expected {expected} (written by program "
             f"{tuple(pid) if pid else '?'}) {combo.short()}",
             combo,
             {
                 "output": k,
                 "index": list(idx),
-                "got": float(o[idx]),
-                "expected": float(e[idx]),
+                "got": float(got),
+                "expected": float(expected),
                 "pid": pid,
             },
         )
