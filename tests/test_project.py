@@ -214,3 +214,67 @@ def test_an_autograd_flag_bounds_the_backward_only_where_both_methods_agree(tmp_
     assert old in ops.read_text()
     ops.write_text(ops.read_text().replace(old, new, 1))
     assert _run([case]) == {("ops.py", 24 + new.count("\n") - old.count("\n"), "TL209")}
+
+
+def test_the_index_finds_the_launches_of_a_kernel_a_dispatch_helper_returns(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": KERNELS,
+        "pkg/ops.py": "import triton\nfrom pkg.kernels import kern\n"
+        "def pick(n):\n    return kern\ndef op(x, n):\n    k = pick(n)\n    k[(n,)](x)\n",
+    }
+    index = _index(tmp_path, files)
+    assert index.launchers["pkg/kernels.py"] == {("pkg/ops.py", "op")}
+    context = index.context_for("pkg/kernels.py")
+    assert context is not None
+    assert context.kernel_refs == {"pkg/ops.py": {"kern": "kern"}}
+
+
+DISPATCH = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def short_rows(x_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    tl.store(x_ptr + row * stride + cols, 0.0, mask=cols < n_cols)
+
+
+@triton.jit
+def long_rows(x_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    tl.store(x_ptr + row * stride + cols, 0.0, mask=cols < n_cols)
+
+
+def pick(n):
+    PICK
+
+
+def zero(x):
+    n, d = x.shape
+    pick(n)[(n,)](x, x.stride(0), d, BLOCK=triton.next_power_of_2(d))
+"""
+
+
+@pytest.mark.parametrize(
+    ("pick", "expected"),
+    [
+        ("if n <= 1536:\n        return short_rows\n    return long_rows", {16}),
+        ("if n > 1536:\n        return long_rows\n    else:\n        return short_rows", {16}),
+        ("if n <= 1536 or d > 1:\n        return short_rows\n    return long_rows", {9, 16}),
+        ("for _ in range(1):\n        return short_rows\n    return long_rows", {9, 16}),
+        (
+            "if n <= 1536:\n        return short_rows\n"
+            "    if n <= 2048:\n        return short_rows\n    return long_rows",
+            {9, 16},
+        ),
+    ],
+    ids=["return-after-if", "else", "test-reads-another-name", "loop", "two-paths"],
+)
+def test_a_dispatch_helper_bounds_each_kernel_by_its_own_return_path(tmp_path, pick, expected):
+    """One file (no project): the short kernel launches only under the helper's test."""
+    path = tmp_path / "rows.py"
+    path.write_text(DISPATCH.replace("PICK", pick))
+    assert _run([path]) == {("rows.py", line, "TL104") for line in expected}

@@ -45,6 +45,7 @@ MAX_CALLS = 8
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _LAUNCH = r"\s*\)?\s*\["  # `kern[grid]`, `wrap_triton(kern)[grid]`
 _CALL = r"\s*\("
+_LINE_END = r"[ \t]*(?:#[^\n]*)?(?:\r?\n|$)"  # `return kern`: a dispatch helper's return
 _UNSEARCHED = {"__init__", "__call__", "forward", "backward", "apply", "run", "main"}
 
 
@@ -237,6 +238,25 @@ class ProjectIndex:
             self.launchers.setdefault(kernel_file.display, set())
             if function:
                 self.launchers[kernel_file.display].add((entry.display, function))
+            if entry is not kernel_file:
+                refs = self.kernel_refs.setdefault(kernel_file.display, {})
+                refs.setdefault(entry.display, {})[dotted] = kernel
+        self._record_dispatch(entry, local)
+
+    def _record_dispatch(self, entry: ProjectFile, local: set[str]) -> None:
+        """A top-level function of ``entry`` that returns a kernel (a dispatch helper): the
+        functions of the same file that call it launch what it returns."""
+        for helper, dotted in entry.uses(local, _LINE_END):
+            target = self.locate_in(entry, dotted)
+            if not helper or "." in helper or target is None or target[1] not in target[0].kernels:
+                continue
+            kernel_file, kernel = target
+            launching = {scope for scope, name in entry.uses({helper}, _CALL) if name == helper}
+            launching -= {"", helper}  # its own `def` line, a recursive call
+            if not launching:
+                continue
+            launchers = self.launchers.setdefault(kernel_file.display, set())
+            launchers.update((entry.display, function) for function in launching)
             if entry is not kernel_file:
                 refs = self.kernel_refs.setdefault(kernel_file.display, {})
                 refs.setdefault(entry.display, {})[dotted] = kernel

@@ -17,6 +17,7 @@ import libcst as cst
 from triton_lint.model.calls import program_id_axis, tl_short
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host_args import Stride
+from triton_lint.model.host_tests import literal_range
 from triton_lint.model.kernel import Kernel, LaunchSite
 from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov, Provenance
@@ -111,16 +112,20 @@ def bounded_program_ids(kernel: Kernel, index: cst.BaseExpression, sources: list
             return False
         for site in kernel.launches:
             dims = site.grid_dims
-            if dims is None or axis >= len(dims) or not _few_programs(site, dims[axis]):
+            if dims is None or axis >= len(dims) or not _few_programs(kernel, site, dims[axis]):
                 return False
     return True
 
 
-def _few_programs(site: LaunchSite, dim: cst.BaseExpression) -> bool:
-    """A literal grid size, or a core or multiprocessor count."""
+def _few_programs(kernel: Kernel, site: LaunchSite, dim: cst.BaseExpression) -> bool:
+    """A literal grid size, a size a host test bounds by a literal (``if n <= 1536:``, also
+    set by a dispatch helper's branch), or a core or multiprocessor count."""
     value = evaluate(dim)
     if isinstance(value, int) and value is not UNKNOWN:
         return value <= 65535
+    bounds = literal_range(kernel, site, dim)
+    if bounds is not None and bounds[1] <= 65535:
+        return True
     if isinstance(dim, cst.Name) and dim.value in site.host_definitions:
         dim = site.host_definitions[dim.value]
     name = dotted_name(dim.func) if isinstance(dim, cst.Call) else dotted_name(dim)
