@@ -278,3 +278,35 @@ def test_a_dispatch_helper_bounds_each_kernel_by_its_own_return_path(tmp_path, p
     path = tmp_path / "rows.py"
     path.write_text(DISPATCH.replace("PICK", pick))
     assert _run([path]) == {("rows.py", line, "TL104") for line in expected}
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new"),
+    [
+        ("ops.py", "        use_short = False\n", "        use_short = True\n"),
+        ("ops.py", "    use_short = T <= 4096\n", "    use_short = T <= 4096\n    T = T + N\n"),
+        ("ops.py", "    return y, N, T, use_short\n", "    return y, N, N, use_short\n"),
+        ("layer.py", "ctx.N, ctx.T, use_short", "ctx.N, ctx.N, use_short"),
+        ("layer.py", "        ctx.T = T\n", "        ctx.T = T\n        ctx.T = x.shape[1]\n"),
+    ],
+    ids=[
+        "flag-set-true",
+        "size-changed-after",
+        "other-size-returned",
+        "other-size-passed",
+        "saved-twice",
+    ],
+)
+def test_a_flag_returned_by_a_helper_bounds_the_launch_only_along_the_whole_chain(
+    tmp_path, path, old, new
+):
+    """``use_short = T <= 4096`` in the helper reaches ``if use_short:`` in the launching
+    function only when each step keeps it: a later ``False`` only, the same ``T`` returned,
+    saved once on ``ctx`` and passed for ``T``."""
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl209_ctx_helper_good", case)
+    edited = case / "shift" / path
+    assert old in edited.read_text()
+    edited.write_text(edited.read_text().replace(old, new, 1))
+    line = 26 + (new.count("\n") - old.count("\n") if path == "ops.py" else 0)
+    assert _run([case]) == {("ops.py", line, "TL209")}

@@ -72,7 +72,7 @@ def dispatched(
     found: dict[str, list[cst.BaseExpression]] = {}
     for kernel, conditions in returns[name].items():
         found[kernel] = [
-            _substitute(test, bound)
+            substitute(test, bound)
             for test in conditions or ()
             if _reads(test) <= params | _CONSTANTS
         ]
@@ -168,9 +168,11 @@ def _reads(test: cst.BaseExpression) -> set[str]:
     }
 
 
-def _substitute(
+def substitute(
     test: cst.BaseExpression, values: dict[str, cst.BaseExpression]
 ) -> cst.BaseExpression:
+    """``test`` with the names it reads as values replaced by ``values``."""
+
     class _Names(cst.CSTTransformer):
         def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
             value = values.get(original.value)

@@ -21,6 +21,7 @@ from triton_lint.model.callers import (
     helper_checks,
     qualified_name,
 )
+from triton_lint.model.ctx_flags import flag_tests
 from triton_lint.model.host_text import relevant_text, wanted_names
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.launches import find_launches_in
@@ -64,6 +65,9 @@ def _add_caller_facts(model: ModuleModel, site: LaunchSite, callers: CallerIndex
     name = qualified_name(host, site.function, site.top)
     if name is None:
         return
+    implied = flag_tests(callers, (host.path, name), site, host)  # `if use_short:` in a helper
+    site.caller_holding.extend(implied)
+    site.caller_guards.extend(implied)
     facts = callers.facts((host.path, name), site.function)
     site.caller_holding.extend(facts.holding)
     site.caller_guards.extend(facts.guards)
