@@ -230,6 +230,21 @@ def test_the_index_finds_the_launches_of_a_kernel_a_dispatch_helper_returns(tmp_
     assert context.kernel_refs == {"pkg/ops.py": {"kern": "kern"}}
 
 
+def test_the_index_finds_the_calls_of_a_dispatch_helper_beside_the_kernels(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": KERNELS + "\ndef pick(n):\n    return kern\n",
+        "pkg/ops.py": "import triton\nimport pkg.kernels as K\n"
+        "def op(x, n):\n    K.pick(n)[(n,)](x)\n",
+    }
+    index = _index(tmp_path, files)
+    assert index.launchers["pkg/kernels.py"] == {("pkg/ops.py", "op")}
+    context = index.context_for("pkg/kernels.py")
+    assert context is not None
+    assert context.dispatch_refs == {"pkg/ops.py": {"K.pick": "pick"}}
+    assert set(context.sources) == {"pkg/ops.py"}
+
+
 DISPATCH = """import triton
 import triton.language as tl
 

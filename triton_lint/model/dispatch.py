@@ -13,6 +13,7 @@ launching file is a helper.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -38,39 +39,43 @@ _NEGATED: dict[type[cst.BaseCompOp], Callable[[], cst.BaseCompOp]] = {
 _CONSTANTS = {"True", "False", "None"}
 
 
+@dataclass(frozen=True)
+class Helper:
+    """A dispatch helper: its file's model, its definition, what it returns."""
+
+    model: ModuleModel
+    function: cst.FunctionDef
+    returns: Returns
+
+
 def dispatch_helpers(
     host: ModuleModel, tops: list[cst.CSTNode], resolve: Resolve
-) -> dict[str, Returns]:
+) -> dict[str, Helper]:
     """The top-level functions among ``tops`` that return one of the kernels ``resolve``
-    names, with what each returns."""
-    found: dict[str, Returns] = {}
+    names, by name, with what each returns."""
+    found: dict[str, Helper] = {}
     for top in tops:
         if isinstance(top, cst.FunctionDef) and host.functions.get(top.name.value) is top:
             paths: list[tuple[str, list[cst.BaseExpression] | None]] = []
             _returns(top.body, [], paths, resolve)
             if paths:
-                found[top.name.value] = _per_kernel(paths)
+                found[top.name.value] = Helper(host, top, _per_kernel(paths))
     return found
 
 
-def dispatched(
-    host: ModuleModel,
-    helpers: dict[str, cst.FunctionDef],
-    returns: dict[str, Returns],
-    call: cst.Call,
-) -> dict[str, list[cst.BaseExpression]]:
-    """The kernels ``call`` of a dispatch helper can return, each with the conditions that
-    hold when it does, in the caller's names (a condition reading anything but the helper's
-    unchanged parameters is left out)."""
+def dispatched(helpers: dict[str, Helper], call: cst.Call) -> dict[str, list[cst.BaseExpression]]:
+    """The kernels ``call`` of a dispatch helper (by the dotted name it is called) can
+    return, each with the conditions that hold when it does, in the caller's names (a
+    condition reading anything but the helper's unchanged parameters is left out)."""
     name = dotted_name(call.func)
-    if name not in returns:
+    if name not in helpers:
         return {}
     helper = helpers[name]
-    bound = bind_call(helper, call)
-    bindings = function_facts(host, helper)[0]
+    bound = bind_call(helper.function, call)
+    bindings = function_facts(helper.model, helper.function)[0]
     params = {param for param in bound if bindings.get(param) == 1}
     found: dict[str, list[cst.BaseExpression]] = {}
-    for kernel, conditions in returns[name].items():
+    for kernel, conditions in helper.returns.items():
         found[kernel] = [
             substitute(test, bound)
             for test in conditions or ()

@@ -45,10 +45,11 @@ def find_foreign_launches(model: ModuleModel, build_host: HostBuilder) -> None:
             hosts[path] = _parse(path, project.sources.get(path), model, build_host)
         return hosts[path]
 
-    for path, names in sorted(project.kernel_refs.items()):
+    for path in sorted(set(project.kernel_refs) | set(project.dispatch_refs)):
         launching = host(path)
         if launching is not None:
-            find_launches_in(launching, model, names)
+            names = project.kernel_refs.get(path, {})
+            find_launches_in(launching, model, names, project.dispatch_refs.get(path, {}))
     callers = CallerIndex(model, host)
     for site in model.launches:
         _add_caller_facts(model, site, callers)

@@ -28,7 +28,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 def wanted_names(project: ProjectContext, path: str) -> frozenset[str]:
     """The last components of the names ``path``'s launches and calls are found by."""
-    dotted = set(project.kernel_refs.get(path, ()))
+    dotted = set(project.kernel_refs.get(path, ())) | set(project.dispatch_refs.get(path, ()))
     for by_file in project.callers.values():
         dotted.update(by_file.get(path, ()))
     return frozenset(name.rsplit(".", 1)[-1] for name in dotted)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
-from triton_lint.model.dispatch import Returns, dispatch_helpers, dispatched
+from triton_lint.model.dispatch import Helper, dispatch_helpers, dispatched
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import (
     assignment_before,
@@ -29,9 +29,16 @@ def find_launches(model: ModuleModel) -> None:
     find_launches_in(model, model, None)
 
 
-def find_launches_in(host: ModuleModel, sink: ModuleModel, names: dict[str, str] | None) -> None:
+def find_launches_in(
+    host: ModuleModel,
+    sink: ModuleModel,
+    names: dict[str, str] | None,
+    helpers: dict[str, str] | None = None,
+) -> None:
     """Record in ``sink`` the launches of its kernels that ``host``'s code holds: by their own
-    names (``names`` None: the same file), or by the dotted names ``names`` maps to them."""
+    names (``names`` None: the same file), or by the dotted names ``names`` maps to them; also
+    of those a dispatch helper returns, the host's own or one of the sink's that ``helpers``
+    maps the host's dotted names to."""
     finder = _LaunchFinder(host, sink, names)
     shorts = sink.kernels_by_name if names is None else {n.rsplit(".", 1)[-1] for n in names}
     # `kernel[grid]`, and `wrap_triton(kernel)[grid]` (torch.library's launch wrapper)
@@ -39,9 +46,17 @@ def find_launches_in(host: ModuleModel, sink: ModuleModel, names: dict[str, str]
     # `return kernel` in a dispatch helper, and the statements that call the helper
     returning = statements_mentioning(host, shorts, r"(?=[ \t]*(?:#[^\n]*)?(?:\r?\n|$))")
     finder.returns = dispatch_helpers(host, returning, finder.kernel_named)
+    own = [sink.functions[name] for name in (helpers or {}).values() if name in sink.functions]
+    theirs = dispatch_helpers(
+        sink, own, lambda name: name if name in sink.kernels_by_name else None
+    )
+    for dotted, name in (helpers or {}).items():
+        if name in theirs and dotted not in finder.returns:
+            finder.returns[dotted] = theirs[name]
     if finder.returns:
         seen = {id(top) for top in tops}
-        calling = statements_mentioning(host, finder.returns, r"\s*\(")
+        shorts = {name.rsplit(".", 1)[-1] for name in finder.returns}
+        calling = statements_mentioning(host, shorts, r"\s*\(")
         tops += [top for top in calling if id(top) not in seen]
         order = {id(top): position for position, top in enumerate(host.module.body)}
         tops.sort(key=lambda top: order[id(top)])
@@ -120,7 +135,7 @@ class _LaunchFinder:
         self.function_defs: list[dict[str, cst.FunctionDef]] = [{}]
         self.functions: list[cst.FunctionDef] = []
         self.kernel_nodes = {id(k.node) for k in model.kernels}
-        self.returns: dict[str, Returns] = {}
+        self.returns: dict[str, Helper] = {}
 
     def kernel_named(self, name: str) -> str | None:
         """The kernel of the sink a dotted name of the host names, or None."""
@@ -226,7 +241,7 @@ class _LaunchFinder:
             launched = self.definitions[-1].get(launched.value, launched)
         if not isinstance(launched, cst.Call):
             return {}
-        return dispatched(self.model, self.model.functions, self.returns, launched)
+        return dispatched(self.returns, launched)
 
     def _record(
         self,
