@@ -325,3 +325,23 @@ def test_a_flag_returned_by_a_helper_bounds_the_launch_only_along_the_whole_chai
     edited.write_text(edited.read_text().replace(old, new, 1))
     line = 26 + (new.count("\n") - old.count("\n") if path == "ops.py" else 0)
     assert _run([case]) == {("ops.py", line, "TL209")}
+
+
+def test_a_host_bound_on_the_grid_quiets_a_product_of_one_size_only(tmp_path):
+    """32 programs times one row stride stay small; 32 programs times ``N * M`` span 32
+    whole matrices and can pass 2**31."""
+    path = tmp_path / "split.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def rows(x_ptr, stride):\n"
+        "    z = tl.program_id(0)\n"
+        "    tl.store(x_ptr + z * stride, 0.0)\n\n\n@triton.jit\n"
+        "def slabs(x_ptr, N, M):\n"
+        "    z = tl.program_id(0)\n"
+        "    tl.store(x_ptr + z * N * M, 0.0)\n\n\n"
+        "def run(x, splits):\n"
+        "    assert splits <= 32\n"
+        "    rows[(splits,)](x, x.stride(0))\n"
+        "    slabs[(splits,)](x, x.shape[1], x.shape[2])\n"
+    )
+    assert _run([path]) == {("split.py", 14, "TL104")}
