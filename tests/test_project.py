@@ -214,3 +214,134 @@ def test_an_autograd_flag_bounds_the_backward_only_where_both_methods_agree(tmp_
     assert old in ops.read_text()
     ops.write_text(ops.read_text().replace(old, new, 1))
     assert _run([case]) == {("ops.py", 24 + new.count("\n") - old.count("\n"), "TL209")}
+
+
+def test_the_index_finds_the_launches_of_a_kernel_a_dispatch_helper_returns(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": KERNELS,
+        "pkg/ops.py": "import triton\nfrom pkg.kernels import kern\n"
+        "def pick(n):\n    return kern\ndef op(x, n):\n    k = pick(n)\n    k[(n,)](x)\n",
+    }
+    index = _index(tmp_path, files)
+    assert index.launchers["pkg/kernels.py"] == {("pkg/ops.py", "op")}
+    context = index.context_for("pkg/kernels.py")
+    assert context is not None
+    assert context.kernel_refs == {"pkg/ops.py": {"kern": "kern"}}
+
+
+def test_the_index_finds_the_calls_of_a_dispatch_helper_beside_the_kernels(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/kernels.py": KERNELS + "\ndef pick(n):\n    return kern\n",
+        "pkg/ops.py": "import triton\nimport pkg.kernels as K\n"
+        "def op(x, n):\n    K.pick(n)[(n,)](x)\n",
+    }
+    index = _index(tmp_path, files)
+    assert index.launchers["pkg/kernels.py"] == {("pkg/ops.py", "op")}
+    context = index.context_for("pkg/kernels.py")
+    assert context is not None
+    assert context.dispatch_refs == {"pkg/ops.py": {"K.pick": "pick"}}
+    assert set(context.sources) == {"pkg/ops.py"}
+
+
+DISPATCH = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def short_rows(x_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    tl.store(x_ptr + row * stride + cols, 0.0, mask=cols < n_cols)
+
+
+@triton.jit
+def long_rows(x_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    tl.store(x_ptr + row * stride + cols, 0.0, mask=cols < n_cols)
+
+
+def pick(n):
+    PICK
+
+
+def zero(x):
+    n, d = x.shape
+    pick(n)[(n,)](x, x.stride(0), d, BLOCK=triton.next_power_of_2(d))
+"""
+
+
+@pytest.mark.parametrize(
+    ("pick", "expected"),
+    [
+        ("if n <= 1536:\n        return short_rows\n    return long_rows", {16}),
+        ("if n > 1536:\n        return long_rows\n    else:\n        return short_rows", {16}),
+        ("if n <= 1536 or d > 1:\n        return short_rows\n    return long_rows", {9, 16}),
+        ("for _ in range(1):\n        return short_rows\n    return long_rows", {9, 16}),
+        (
+            "if n <= 1536:\n        return short_rows\n"
+            "    if n <= 2048:\n        return short_rows\n    return long_rows",
+            {9, 16},
+        ),
+    ],
+    ids=["return-after-if", "else", "test-reads-another-name", "loop", "two-paths"],
+)
+def test_a_dispatch_helper_bounds_each_kernel_by_its_own_return_path(tmp_path, pick, expected):
+    """One file (no project): the short kernel launches only under the helper's test."""
+    path = tmp_path / "rows.py"
+    path.write_text(DISPATCH.replace("PICK", pick))
+    assert _run([path]) == {("rows.py", line, "TL104") for line in expected}
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new"),
+    [
+        ("ops.py", "        use_short = False\n", "        use_short = True\n"),
+        ("ops.py", "    use_short = T <= 4096\n", "    use_short = T <= 4096\n    T = T + N\n"),
+        ("ops.py", "    return y, N, T, use_short\n", "    return y, N, N, use_short\n"),
+        ("layer.py", "ctx.N, ctx.T, use_short", "ctx.N, ctx.N, use_short"),
+        ("layer.py", "        ctx.T = T\n", "        ctx.T = T\n        ctx.T = x.shape[1]\n"),
+    ],
+    ids=[
+        "flag-set-true",
+        "size-changed-after",
+        "other-size-returned",
+        "other-size-passed",
+        "saved-twice",
+    ],
+)
+def test_a_flag_returned_by_a_helper_bounds_the_launch_only_along_the_whole_chain(
+    tmp_path, path, old, new
+):
+    """``use_short = T <= 4096`` in the helper reaches ``if use_short:`` in the launching
+    function only when each step keeps it: a later ``False`` only, the same ``T`` returned,
+    saved once on ``ctx`` and passed for ``T``."""
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl209_ctx_helper_good", case)
+    edited = case / "shift" / path
+    assert old in edited.read_text()
+    edited.write_text(edited.read_text().replace(old, new, 1))
+    line = 26 + (new.count("\n") - old.count("\n") if path == "ops.py" else 0)
+    assert _run([case]) == {("ops.py", line, "TL209")}
+
+
+def test_a_host_bound_on_the_grid_quiets_a_product_of_one_size_only(tmp_path):
+    """32 programs times one row stride stay small; 32 programs times ``N * M`` span 32
+    whole matrices and can pass 2**31."""
+    path = tmp_path / "split.py"
+    path.write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def rows(x_ptr, stride):\n"
+        "    z = tl.program_id(0)\n"
+        "    tl.store(x_ptr + z * stride, 0.0)\n\n\n@triton.jit\n"
+        "def slabs(x_ptr, N, M):\n"
+        "    z = tl.program_id(0)\n"
+        "    tl.store(x_ptr + z * N * M, 0.0)\n\n\n"
+        "def run(x, splits):\n"
+        "    assert splits <= 32\n"
+        "    rows[(splits,)](x, x.stride(0))\n"
+        "    slabs[(splits,)](x, x.shape[1], x.shape[2])\n"
+    )
+    assert _run([path]) == {("split.py", 14, "TL104")}

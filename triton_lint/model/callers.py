@@ -192,13 +192,13 @@ def autograd_flag_tests(
     in the backward: the same single definition in both, down to tensors saved by
     ``ctx.save_for_backward`` and read back from ``ctx.saved_tensors`` at the same position,
     module-level names and literals; anything else is unknown."""
-    forward = _method(top, "forward")
+    forward = autograd_method(top, "forward")
     if function.name.value != "backward" or forward is None or function is forward:
         return []
-    ctx, ctx_forward = _first_param(function), _first_param(forward)
+    ctx, ctx_forward = first_param(function), first_param(forward)
     if ctx is None or ctx_forward is None:
         return []
-    flags = _ctx_assignments(top, forward, ctx_forward)
+    flags = ctx_assignments(top, forward, ctx_forward)
     if not flags:
         return []
     forward_names = _Canonical(host, forward, ctx_forward)
@@ -239,19 +239,19 @@ def _shared(
     return _substitute(expr, replacements) if replacements else expr
 
 
-def _method(top: cst.CSTNode, name: str) -> cst.FunctionDef | None:
+def autograd_method(top: cst.CSTNode, name: str) -> cst.FunctionDef | None:
     if not isinstance(top, cst.ClassDef) or not isinstance(top.body, cst.IndentedBlock):
         return None
     methods = [s for s in top.body.body if isinstance(s, cst.FunctionDef) and s.name.value == name]
     return methods[0] if len(methods) == 1 else None
 
 
-def _first_param(function: cst.FunctionDef) -> str | None:
+def first_param(function: cst.FunctionDef) -> str | None:
     params = [*function.params.posonly_params, *function.params.params]
     return params[0].name.value if params else None
 
 
-def _ctx_assignments(
+def ctx_assignments(
     top: cst.CSTNode, forward: cst.FunctionDef, ctx: str
 ) -> dict[str, cst.BaseExpression]:
     """``ctx.NAME = value`` statements directly in ``forward``'s body, for attributes the

@@ -21,6 +21,7 @@ from triton_lint.model.callers import (
     helper_checks,
     qualified_name,
 )
+from triton_lint.model.ctx_flags import flag_tests
 from triton_lint.model.host_text import relevant_text, wanted_names
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.launches import find_launches_in
@@ -44,10 +45,11 @@ def find_foreign_launches(model: ModuleModel, build_host: HostBuilder) -> None:
             hosts[path] = _parse(path, project.sources.get(path), model, build_host)
         return hosts[path]
 
-    for path, names in sorted(project.kernel_refs.items()):
+    for path in sorted(set(project.kernel_refs) | set(project.dispatch_refs)):
         launching = host(path)
         if launching is not None:
-            find_launches_in(launching, model, names)
+            names = project.kernel_refs.get(path, {})
+            find_launches_in(launching, model, names, project.dispatch_refs.get(path, {}))
     callers = CallerIndex(model, host)
     for site in model.launches:
         _add_caller_facts(model, site, callers)
@@ -64,6 +66,9 @@ def _add_caller_facts(model: ModuleModel, site: LaunchSite, callers: CallerIndex
     name = qualified_name(host, site.function, site.top)
     if name is None:
         return
+    implied = flag_tests(callers, (host.path, name), site, host)  # `if use_short:` in a helper
+    site.caller_holding.extend(implied)
+    site.caller_guards.extend(implied)
     facts = callers.facts((host.path, name), site.function)
     site.caller_holding.extend(facts.holding)
     site.caller_guards.extend(facts.guards)

@@ -28,7 +28,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 def wanted_names(project: ProjectContext, path: str) -> frozenset[str]:
     """The last components of the names ``path``'s launches and calls are found by."""
-    dotted = set(project.kernel_refs.get(path, ()))
+    dotted = set(project.kernel_refs.get(path, ())) | set(project.dispatch_refs.get(path, ()))
     for by_file in project.callers.values():
         dotted.update(by_file.get(path, ()))
     return frozenset(name.rsplit(".", 1)[-1] for name in dotted)
@@ -47,6 +47,7 @@ def relevant_text(text: str, names: frozenset[str]) -> tuple[str, set[str]]:
     if not names:
         return text, set()
     lines = _LINES.findall(text)
+    names = names | _dispatch_helpers(tree, text, names)
     pattern = re.compile(rf"\b(?:{'|'.join(map(re.escape, sorted(names)))})\s*\)?\s*[\[(]")
     used = {text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)}
     if "\r" in text:  # a lone \r ends a line too
@@ -87,6 +88,22 @@ def relevant_text(text: str, names: frozenset[str]) -> tuple[str, set[str]]:
             line = lines[index]
             lines[index] = line[len(line.rstrip("\r\n")) :]
     return ("".join(lines), dropped) if blanked else (text, dropped)
+
+
+def _dispatch_helpers(tree: ast.Module, text: str, names: frozenset[str]) -> set[str]:
+    """Top-level functions that ``return`` one of ``names`` (a kernel a dispatch helper
+    picks): the statements that call them launch it (`triton_lint.model.dispatch`)."""
+    alternatives = "|".join(map(re.escape, sorted(names)))
+    returning = re.compile(
+        rf"^[ \t]*return[ \t]+(?:[\w.]+\.)?(?:{alternatives})[ \t]*(?:#.*)?$", re.M
+    )
+    lines = {text.count("\n", 0, m.start()) + 1 for m in returning.finditer(text)}
+    return {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any(node.lineno <= line <= (node.end_lineno or node.lineno) for line in lines)
+    }
 
 
 def _autograd(node: ast.ClassDef) -> bool:

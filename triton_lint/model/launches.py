@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 
 import libcst as cst
 
+from triton_lint.model.dispatch import Helper, dispatch_helpers, dispatched
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import (
     assignment_before,
@@ -28,13 +29,38 @@ def find_launches(model: ModuleModel) -> None:
     find_launches_in(model, model, None)
 
 
-def find_launches_in(host: ModuleModel, sink: ModuleModel, names: dict[str, str] | None) -> None:
+def find_launches_in(
+    host: ModuleModel,
+    sink: ModuleModel,
+    names: dict[str, str] | None,
+    helpers: dict[str, str] | None = None,
+) -> None:
     """Record in ``sink`` the launches of its kernels that ``host``'s code holds: by their own
-    names (``names`` None: the same file), or by the dotted names ``names`` maps to them."""
+    names (``names`` None: the same file), or by the dotted names ``names`` maps to them; also
+    of those a dispatch helper returns, the host's own or one of the sink's that ``helpers``
+    maps the host's dotted names to."""
     finder = _LaunchFinder(host, sink, names)
     shorts = sink.kernels_by_name if names is None else {n.rsplit(".", 1)[-1] for n in names}
     # `kernel[grid]`, and `wrap_triton(kernel)[grid]` (torch.library's launch wrapper)
-    for top in statements_mentioning(host, shorts, r"\s*\)?\s*\["):
+    tops = statements_mentioning(host, shorts, r"\s*\)?\s*\[")
+    # `return kernel` in a dispatch helper, and the statements that call the helper
+    returning = statements_mentioning(host, shorts, r"(?=[ \t]*(?:#[^\n]*)?(?:\r?\n|$))")
+    finder.returns = dispatch_helpers(host, returning, finder.kernel_named)
+    own = [sink.functions[name] for name in (helpers or {}).values() if name in sink.functions]
+    theirs = dispatch_helpers(
+        sink, own, lambda name: name if name in sink.kernels_by_name else None
+    )
+    for dotted, name in (helpers or {}).items():
+        if name in theirs and dotted not in finder.returns:
+            finder.returns[dotted] = theirs[name]
+    if finder.returns:
+        seen = {id(top) for top in tops}
+        shorts = {name.rsplit(".", 1)[-1] for name in finder.returns}
+        calling = statements_mentioning(host, shorts, r"\s*\(")
+        tops += [top for top in calling if id(top) not in seen]
+        order = {id(top): position for position, top in enumerate(host.module.body)}
+        tops.sort(key=lambda top: order[id(top)])
+    for top in tops:
         finder.top = top
         finder.walk(top)
 
@@ -109,6 +135,14 @@ class _LaunchFinder:
         self.function_defs: list[dict[str, cst.FunctionDef]] = [{}]
         self.functions: list[cst.FunctionDef] = []
         self.kernel_nodes = {id(k.node) for k in model.kernels}
+        self.returns: dict[str, Helper] = {}
+
+    def kernel_named(self, name: str) -> str | None:
+        """The kernel of the sink a dotted name of the host names, or None."""
+        short: str | None = name
+        if self.names is not None:
+            short = self.names.get(name)
+        return short if short in self.sink.kernels_by_name else None
 
     def walk(self, top: cst.CSTNode) -> None:
         """Visit ``top`` in source order (a field walk: libcst's visitor rebuilds every node)."""
@@ -184,16 +218,38 @@ class _LaunchFinder:
             wrapper = dotted_name(launched.func) or ""
             if wrapper.endswith(("wrap_triton", "capture_triton")):
                 launched = launched.args[0].value
-        name = dotted_name(launched)
-        if name is None:
-            return
-        short: str | None = name.rsplit(".", 1)[-1]
-        if self.names is not None:
-            short = self.names.get(name)
-        if short is None or short not in self.sink.kernels_by_name:
-            return
         if not all(isinstance(element.slice, cst.Index) for element in func.slice):
             return
+        name = dotted_name(launched)
+        short: str | None = None
+        if name is not None:
+            short = name.rsplit(".", 1)[-1]
+            if self.names is not None:
+                short = self.names.get(name)
+        if short is not None and short in self.sink.kernels_by_name:
+            self._record(node, func, short, [])
+            return
+        for kernel, conditions in self._dispatched(launched).items():
+            self._record(node, func, kernel, conditions)
+
+    def _dispatched(self, launched: cst.BaseExpression) -> dict[str, list[cst.BaseExpression]]:
+        """``pick(s)[grid]`` or ``kern = pick(s)`` then ``kern[grid]``: the kernels the
+        dispatch helper returns, with the conditions under which it returns each."""
+        if not self.returns:
+            return {}
+        if isinstance(launched, cst.Name):  # bound once in the launching function
+            launched = self.definitions[-1].get(launched.value, launched)
+        if not isinstance(launched, cst.Call):
+            return {}
+        return dispatched(self.returns, launched)
+
+    def _record(
+        self,
+        node: cst.Call,
+        func: cst.Subscript,
+        short: str,
+        conditions: list[cst.BaseExpression],
+    ) -> None:
         grid = _grid_expression(func)
         if (
             isinstance(grid, cst.Name)
@@ -218,6 +274,8 @@ class _LaunchFinder:
             host_locals=self.locals[-1],
             module=self.model if self.model is not self.sink else None,
             function=self.functions[-1] if self.functions else None,
+            caller_holding=list(conditions),
+            caller_guards=list(conditions),
         )
         self.sink.add_launch(site, dict(self.scopes[-1]))
 

@@ -21,6 +21,9 @@ class ProjectContext:
     #: Launching file -> the dotted names it launches this file's kernels by
     #: (``K.add_kernel``, ``kern``) -> the kernel's name here.
     kernel_refs: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Launching file -> the dotted names it calls a dispatch helper of this file by
+    #: (``K.pick``) -> the helper's name here (it returns this file's kernels).
+    dispatch_refs: dict[str, dict[str, str]] = field(default_factory=dict)
     #: A function -> every file that calls it -> the dotted names the calls use there.
     callers: dict[FunctionKey, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     #: Functions called from more places than the index follows: their callers are unknown.
@@ -38,6 +41,7 @@ class ProjectContext:
             hasher.update(display.encode() + b"\0")
             hasher.update(hashlib.blake2b(self.sources[display], digest_size=16).digest())
         hasher.update(repr(sorted(self.kernel_refs.items())).encode())
+        hasher.update(repr(sorted(self.dispatch_refs.items())).encode())
         hasher.update(
             repr(sorted((k, sorted(v.items())) for k, v in self.callers.items())).encode()
         )
@@ -45,4 +49,4 @@ class ProjectContext:
         return hasher.hexdigest()
 
     def __bool__(self) -> bool:
-        return bool(self.kernel_refs or self.callers)
+        return bool(self.kernel_refs or self.dispatch_refs or self.callers)

@@ -45,6 +45,7 @@ MAX_CALLS = 8
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _LAUNCH = r"\s*\)?\s*\["  # `kern[grid]`, `wrap_triton(kern)[grid]`
 _CALL = r"\s*\("
+_LINE_END = r"[ \t]*(?:#[^\n]*)?(?:\r?\n|$)"  # `return kern`: a dispatch helper's return
 _UNSEARCHED = {"__init__", "__call__", "forward", "backward", "apply", "run", "main"}
 
 
@@ -198,6 +199,8 @@ class ProjectIndex:
             del self.by_module[module]
         #: kernel file display -> launching file display -> dotted name -> kernel name
         self.kernel_refs: dict[str, dict[str, dict[str, str]]] = {}
+        #: kernel file display -> calling file display -> dotted name -> dispatch helper
+        self.dispatch_refs: dict[str, dict[str, dict[str, str]]] = {}
         #: launching functions of each kernel file
         self.launchers: dict[str, set[FunctionKey]] = {}
         self.callers: dict[FunctionKey, dict[str, set[str]]] = {}
@@ -240,6 +243,41 @@ class ProjectIndex:
             if entry is not kernel_file:
                 refs = self.kernel_refs.setdefault(kernel_file.display, {})
                 refs.setdefault(entry.display, {})[dotted] = kernel
+        self._record_dispatch(entry, local)
+
+    def _record_dispatch(self, entry: ProjectFile, local: set[str]) -> None:
+        """A top-level function of ``entry`` that returns a kernel (a dispatch helper): the
+        functions of the same file that call it launch what it returns."""
+        for helper, dotted in entry.uses(local, _LINE_END):
+            target = self.locate_in(entry, dotted)
+            if not helper or "." in helper or target is None or target[1] not in target[0].kernels:
+                continue
+            kernel_file, kernel = target
+            launching = {scope for scope, name in entry.uses({helper}, _CALL) if name == helper}
+            launching -= {"", helper}  # its own `def` line, a recursive call
+            launchers = self.launchers.setdefault(kernel_file.display, set())
+            launchers.update((entry.display, function) for function in launching)
+            if entry is kernel_file:
+                self._record_dispatch_calls(entry, helper)
+            elif launching:
+                refs = self.kernel_refs.setdefault(kernel_file.display, {})
+                refs.setdefault(entry.display, {})[dotted] = kernel
+
+    def _record_dispatch_calls(self, kernel_file: ProjectFile, helper: str) -> None:
+        """The functions of other files that call a dispatch helper of the kernels' file."""
+        for entry in self.files.values():
+            if entry is kernel_file or helper not in entry.words:
+                continue
+            entry.parse()
+            local = {helper} | {n for n, t in entry.imports.items() if t.split(".")[-1] == helper}
+            for caller, dotted in entry.uses(local, _CALL):
+                if caller and self._function_key(entry, dotted, caller) == (
+                    kernel_file.display,
+                    helper,
+                ):
+                    self.launchers[kernel_file.display].add((entry.display, caller))
+                    refs = self.dispatch_refs.setdefault(kernel_file.display, {})
+                    refs.setdefault(entry.display, {})[dotted] = helper
 
     def _record_callers(self, functions: set[FunctionKey]) -> set[FunctionKey]:
         """Record who calls ``functions``; the calling functions, to follow next."""
@@ -324,7 +362,7 @@ class ProjectIndex:
     # -- the facts of one kernel file --------------------------------------------------------
     def kernel_files(self) -> list[str]:
         """Files whose kernels are launched somewhere in the project."""
-        return sorted(set(self.kernel_refs) | set(self.launchers))
+        return sorted(set(self.kernel_refs) | set(self.launchers) | set(self.dispatch_refs))
 
     def context_for(self, display: str) -> ProjectContext | None:
         """What linting the kernel file ``display`` reads of the rest of the project."""
@@ -343,6 +381,7 @@ class ProjectIndex:
 
     def _context_for(self, display: str) -> ProjectContext | None:
         refs = self.kernel_refs.get(display, {})
+        dispatch = self.dispatch_refs.get(display, {})
         launchers = self.launchers.get(display, set())
         if not refs and not launchers:
             return None
@@ -359,11 +398,13 @@ class ProjectIndex:
                 callers[key] = {path: tuple(sorted(names)) for path, names in by_file.items()}
                 following.extend(self._calling_functions(key))
             pending = following
-        files = set(refs) | {path for by_file in callers.values() for path in by_file}
+        files = set(refs) | set(dispatch)
+        files |= {path for by_file in callers.values() for path in by_file}
         files.discard(display)
         return ProjectContext(
             sources={path: self.files[path].data for path in sorted(files)},
             kernel_refs={path: dict(names) for path, names in refs.items()},
+            dispatch_refs={path: dict(names) for path, names in dispatch.items()},
             callers=callers,
             unbounded=frozenset(k for k in self.unbounded if k in seen or k in launchers),
         )

@@ -17,6 +17,7 @@ import libcst as cst
 from triton_lint.model.calls import program_id_axis, tl_short
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host_args import Stride
+from triton_lint.model.host_tests import literal_range
 from triton_lint.model.kernel import Kernel, LaunchSite
 from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov, Provenance
@@ -97,10 +98,15 @@ def _widened_twin(kernel: Kernel, size: cst.BaseExpression) -> str | None:
     return None
 
 
-def bounded_program_ids(kernel: Kernel, index: cst.BaseExpression, sources: list[cst.Call]) -> bool:
+def bounded_program_ids(
+    kernel: Kernel,
+    index: cst.BaseExpression,
+    sources: list[cst.Call],
+    host_bounds: bool = False,
+) -> bool:
     """Every source is a program id on an axis every launch sizes with a literal or a core
-    count (``grid = (num_cores,)``), and the index is no grid-stride loop variable: the
-    program id stays below a few hundred."""
+    count (``grid = (num_cores,)``), or (``host_bounds``) a size a host test bounds by a
+    literal, and the index is no grid-stride loop variable: the program id stays small."""
     if Prov.LOOP in kernel.facts(Provenance).of(index) or not kernel.launches:
         return False
     for source in sources:
@@ -111,16 +117,24 @@ def bounded_program_ids(kernel: Kernel, index: cst.BaseExpression, sources: list
             return False
         for site in kernel.launches:
             dims = site.grid_dims
-            if dims is None or axis >= len(dims) or not _few_programs(site, dims[axis]):
+            if dims is None or axis >= len(dims):
+                return False
+            if not _few_programs(kernel, site, dims[axis], host_bounds):
                 return False
     return True
 
 
-def _few_programs(site: LaunchSite, dim: cst.BaseExpression) -> bool:
-    """A literal grid size, or a core or multiprocessor count."""
+def _few_programs(
+    kernel: Kernel, site: LaunchSite, dim: cst.BaseExpression, host_bounds: bool
+) -> bool:
+    """A literal grid size, a size a host test bounds by a literal (``if n <= 1536:``, also
+    set by a dispatch helper's branch), or a core or multiprocessor count."""
     value = evaluate(dim)
     if isinstance(value, int) and value is not UNKNOWN:
         return value <= 65535
+    bounds = literal_range(kernel, site, dim) if host_bounds else None
+    if bounds is not None and bounds[1] <= 65535:
+        return True
     if isinstance(dim, cst.Name) and dim.value in site.host_definitions:
         dim = site.host_definitions[dim.value]
     name = dotted_name(dim.func) if isinstance(dim, cst.Call) else dotted_name(dim)
