@@ -218,6 +218,7 @@ class _LaunchFinder:
             host_locals=self.locals[-1],
             module=self.model if self.model is not self.sink else None,
             function=self.functions[-1] if self.functions else None,
+            memo=self.model.memo,
         )
         self.sink.add_launch(site, dict(self.scopes[-1]))
 
