@@ -65,7 +65,7 @@ def statements_mentioning(
 
 
 def _newlines(model: ModuleModel) -> list[int]:
-    """Offsets of the file's ``\n`` characters: a match's line is one more than the number
+    """Offsets of the file's newline characters: a match's line is one more than the number
     before it (read once per file, though every kernel and launching function asks)."""
     key = ("newlines", 0)
     if key not in model.memo:
