@@ -129,11 +129,23 @@ def lint_jobs(jobs: Sequence[FileJob], workers: int) -> list[FileResult]:
     results: list[FileResult] = []
     try:
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=_context()) as pool:
-            for result in pool.map(lint_job, jobs, chunksize=1):
+            for result in pool.map(lint_job, jobs, chunksize=_chunk_size(len(jobs), workers)):
                 results.append(result)
     except BrokenProcessPool:
         results.extend(_lint_alone(job) for job in jobs[len(results) :])
     return results
+
+
+#: Runs of consecutive files each worker takes at a time (in a run's share of the files).
+CHUNKS_PER_WORKER = 8
+
+
+def _chunk_size(jobs: int, workers: int) -> int:
+    """Files handed to a worker at once: runs of neighbouring files (a directory's kernel
+    files, launched from the same files) so that one parse of another file of the project
+    serves them (`triton_lint.model.foreign`), yet enough runs that no worker idles long
+    at the end."""
+    return max(1, jobs // (workers * CHUNKS_PER_WORKER))
 
 
 def _context() -> multiprocessing.context.BaseContext:

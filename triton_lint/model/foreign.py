@@ -31,7 +31,7 @@ from triton_lint.source import decode
 #: Builds the model of a file that only hosts launches (no kernel is walked).
 HostBuilder = Callable[[str, str, cst.Module, str], ModuleModel]
 #: Host models kept per process (least recently used dropped first).
-MAX_SHARED_HOSTS = 16
+MAX_SHARED_HOSTS = 64
 _HOSTS: OrderedDict[tuple[str, str, bytes, frozenset[str]], ModuleModel | None] = OrderedDict()
 
 

@@ -126,7 +126,8 @@ def function_bindings(node: cst.FunctionDef) -> dict[str, int]:
         s.name.value for s in (params.star_arg, params.star_kwarg) if isinstance(s, cst.Param)
     ]
     for child in iter_nodes(node.body, skip=_SCOPES):
-        names.extend(_bound_names(child))
+        if type(child) in _BINDERS:  # most nodes bind nothing: skip the isinstance chain
+            names.extend(_bound_names(child))
     for name in names:
         counts[name] = counts.get(name, 0) + 1
     return counts
@@ -144,6 +145,25 @@ def function_facts(
         counts = function_bindings(function)
         model.memo[key] = counts, dict(host_definitions(function, counts))
     return model.memo[key]
+
+
+#: The node types `_bound_names` reads (libcst has no subclasses of them).
+_BINDERS = frozenset(
+    {
+        cst.FunctionDef,
+        cst.ClassDef,
+        cst.AssignTarget,
+        cst.AnnAssign,
+        cst.AugAssign,
+        cst.For,
+        cst.CompFor,
+        cst.NamedExpr,
+        cst.AsName,
+        cst.ImportAlias,
+        cst.Global,
+        cst.Nonlocal,
+    }
+)
 
 
 def _bound_names(node: cst.CSTNode) -> Iterator[str]:

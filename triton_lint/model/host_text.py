@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 
 from triton_lint.model.project import ProjectContext
 
@@ -49,7 +50,8 @@ def relevant_text(text: str, names: frozenset[str]) -> tuple[str, set[str]]:
     lines = _LINES.findall(text)
     names = names | _dispatch_helpers(tree, text, names)
     pattern = re.compile(rf"\b(?:{'|'.join(map(re.escape, sorted(names)))})\s*\)?\s*[\[(]")
-    used = {text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)}
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    used = {bisect_left(newlines, m.start()) + 1 for m in pattern.finditer(text)}
     if "\r" in text:  # a lone \r ends a line too
         used = {_line_of(lines, m.start()) for m in pattern.finditer(text)}
 

@@ -22,7 +22,7 @@ from triton_lint.finding import Span
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.names import TL, Aliases
 from triton_lint.model.positions import Positions
-from triton_lint.model.tree import iter_children, iter_nodes
+from triton_lint.model.tree import branch_tests, iter_children, iter_nodes
 
 if TYPE_CHECKING:
     from triton_lint.model.project import ProjectContext
@@ -178,6 +178,8 @@ class LaunchSite:
     caller_holding: list[cst.BaseExpression] = field(default_factory=list)
     #: ``caller_holding`` and the tests of ``if ...: raise`` that run before every call.
     caller_guards: list[cst.BaseExpression] = field(default_factory=list)
+    #: The launching file's `ModuleModel.memo` (one walk of ``top`` for all its launches).
+    memo: dict[tuple[str, int], Any] | None = field(default=None, repr=False, compare=False)
     _local: tuple[list[cst.BaseExpression], list[cst.BaseExpression]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -205,25 +207,28 @@ class LaunchSite:
         yield from self.caller_guards
 
     def _local_tests(self) -> tuple[list[cst.BaseExpression], list[cst.BaseExpression]]:
-        """The holding and guard tests of the launch's top-level statement, found in one walk
-        of it the first time a rule asks (rules ask for every launch, many times)."""
+        """The holding and guard tests of the launch's top-level statement, found the first
+        time a rule asks (rules ask for every launch, many times) from one walk of the
+        statement that the launches in it share (kept in ``memo``)."""
         if self._local is None:
+            key = ("branch tests", id(self.top))
+            memo = self.memo if self.memo is not None else {}
+            if key not in memo:
+                memo[key] = branch_tests(self.top)
+            tests, raising, around = memo[key]
+            enclosing = around.get(id(self.call), ())
             holding: list[cst.BaseExpression] = []
             guards: list[cst.BaseExpression] = []
-            for node in iter_nodes(self.top):
+            for node in tests:
                 if isinstance(node, cst.Assert):
                     holding.append(node.test)
                     guards.append(node.test)
-                elif isinstance(node, cst.If):
-                    inside = [
-                        n
-                        for n in iter_nodes(node.body)
-                        if n is self.call or isinstance(n, cst.Raise)
-                    ]
-                    if any(n is self.call for n in inside):
-                        holding.append(node.test)
-                    if inside:
-                        guards.append(node.test)
+                    continue
+                assert isinstance(node, cst.If)
+                if id(node) in enclosing:
+                    holding.append(node.test)
+                if id(node) in enclosing or id(node) in raising:
+                    guards.append(node.test)
             self._local = (holding, guards)
         return self._local
 

@@ -4,6 +4,7 @@ host values around them."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 
 import libcst as cst
@@ -74,15 +75,28 @@ def statements_mentioning(
     if not names:
         return []
     pattern = re.compile(rf"\b(?:{names}){after}")
-    lines = {model.text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(model.text)}
-    if not lines:
+    starts = [m.start() for m in pattern.finditer(model.text)]
+    if not starts:
         return []
+    newlines = _newlines(model)
+    lines = sorted({bisect_left(newlines, start) + 1 for start in starts})
     info = model.positions.line_info()
-    return [
-        top
-        for top in model.module.body
-        if any(info[id(top)][1] <= line <= info[id(top)][2] for line in lines)
-    ]
+    found = []
+    for top in model.module.body:
+        _, first, last = info[id(top)]
+        position = bisect_left(lines, first)  # the first matched line at or after ``first``
+        if position < len(lines) and lines[position] <= last:
+            found.append(top)
+    return found
+
+
+def _newlines(model: ModuleModel) -> list[int]:
+    """Offsets of the file's newline characters: a match's line is one more than the number
+    before it (read once per file, though every kernel and launching function asks)."""
+    key = ("newlines", 0)
+    if key not in model.memo:
+        model.memo[key] = [m.start() for m in re.finditer("\n", model.text)]
+    return model.memo[key]
 
 
 def calls_of(
@@ -108,9 +122,10 @@ def _calls_in(
         pending: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(top, None)]
         while pending:
             node, function = pending.pop()
-            if isinstance(node, cst.FunctionDef):
-                function = node
-            elif isinstance(node, cst.Call):
+            kind = type(node)  # not isinstance: through ABCMeta it cost more than the walk
+            if kind is cst.FunctionDef:
+                function = node  # type: ignore[assignment]
+            elif kind is cst.Call:
                 name = dotted_name(node.func)
                 if name is not None:
                     found.append((name, node, function))
@@ -276,6 +291,7 @@ class _LaunchFinder:
             function=self.functions[-1] if self.functions else None,
             caller_holding=list(conditions),
             caller_guards=list(conditions),
+            memo=self.model.memo,
         )
         self.sink.add_launch(site, dict(self.scopes[-1]))
 

@@ -58,9 +58,47 @@ def iter_nodes(node: cst.CSTNode, *, skip: tuple[type, ...] = ()) -> Iterator[cs
     while pending:
         current = pending.pop()
         yield current
-        if current is not node and isinstance(current, skip):
+        if skip and current is not node and _is_skipped(type(current), skip):
             continue
         pending.extend(reversed(iter_children(current)))
+
+
+@cache
+def _is_skipped(node_type: type, skip: tuple[type, ...]) -> bool:
+    """``issubclass`` once per node type: through ``ABCMeta`` it cost more than the walk."""
+    return issubclass(node_type, skip)
+
+
+#: The ``assert`` and ``if`` statements under a statement in walk order, the ids of those
+#: ``if`` statements whose body raises, and for each call the ids of those whose body holds it.
+BranchTests = tuple[list[cst.CSTNode], set[int], dict[int, tuple[int, ...]]]
+
+
+def branch_tests(top: cst.CSTNode) -> BranchTests:
+    """One walk of ``top`` that every launch in it reads its asserts and ``if`` tests from
+    (`LaunchSite.holding_tests`): walking a class per launch in it cost more than the rules."""
+    tests: list[cst.CSTNode] = []
+    raising: set[int] = set()
+    around: dict[int, tuple[int, ...]] = {}
+    pending: list[tuple[cst.CSTNode, tuple[int, ...]]] = [(top, ())]
+    while pending:
+        node, ifs = pending.pop()
+        kind = type(node)
+        if kind is cst.Call:
+            around[id(node)] = ifs
+        elif kind is cst.Raise:
+            raising.update(ifs)
+        elif kind is cst.Assert:
+            tests.append(node)
+        elif kind is cst.If:
+            tests.append(node)
+            body = node.body  # type: ignore[attr-defined]
+            inner = (*ifs, id(node))
+            children = iter_children(node)
+            pending.extend((c, inner if c is body else ifs) for c in reversed(children))
+            continue
+        pending.extend((child, ifs) for child in reversed(iter_children(node)))
+    return tests, raising, around
 
 
 class FieldVisitor:
