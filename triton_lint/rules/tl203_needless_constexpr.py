@@ -65,6 +65,7 @@ _DTYPE_CALLS = {"finfo", "iinfo"}
 #: Host calls that compute their result from their arguments alone (``table.get(key)``,
 #: ``triton.cdiv(n, BLOCK)``, ``str(x.dtype).split(".")``).
 _PURE_CALLS = {"float", "int", "abs", "min", "max", "round", "get", "cdiv", "next_power_of_2"}
+_PURE_CALLS |= {"ceil", "floor"}  # math.ceil(a / b) of keyed values is keyed too
 _PURE_CALLS |= {"str", "split", "rsplit", "replace", "lower", "upper", "strip", "removeprefix"}
 
 
