@@ -11,9 +11,12 @@ import libcst as cst
 from triton_lint.model.calls import cast_parts, is_widening, tl_short
 from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.structure import Structure
 from triton_lint.model.tree import Worklist
+
+_INDEX = Prov.PROGRAM_ID | Prov.LOADED | Prov.ARANGE | Prov.WRAPPED | Prov.LOOP
 
 
 def is_quotient_by(kernel: Kernel, expr: cst.BaseExpression, divisor: cst.BaseExpression) -> bool:
@@ -33,7 +36,9 @@ def is_quotient_by(kernel: Kernel, expr: cst.BaseExpression, divisor: cst.BaseEx
 
 def is_remainder(kernel: Kernel, expr: cst.BaseExpression) -> bool:
     """``expr`` is ``a % n`` (possibly through names, subscripts, casts, ``(a % n) // g``,
-    ``n - a % n`` and the arms of a ``tl.where``: a reflected coordinate)."""
+    ``n - a % n``, the arms of a ``tl.where``: a reflected coordinate, and ``(a % n) * h``
+    times sizes: ``slot % block_size * num_heads`` stays below ``block_size * num_heads``)."""
+    prov = kernel.facts(Provenance)
     pending = Worklist(expr)
     found = False
     for node in pending:
@@ -50,6 +55,11 @@ def is_remainder(kernel: Kernel, expr: cst.BaseExpression) -> bool:
             pending.append(node.left)  # (rows % H) // G is below H too
         elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract):
             pending.append(node.right)  # period - (y % period): reflected back inside
+        elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+            indices = [side for side in (node.left, node.right) if prov.of(side) & _INDEX]
+            if len(indices) != 1:
+                return False  # `i * j` of two indices, or no index to bound
+            pending.append(indices[0])  # the other factor is a size: the bound scales by it
         elif isinstance(node, cst.Call) and tl_short(kernel, node) == "where":
             arms = [arg.value for arg in node.args if arg.keyword is None][1:]
             if len(arms) != 2:

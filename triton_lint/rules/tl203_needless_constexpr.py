@@ -62,10 +62,10 @@ _DTYPE_LIMITS = {448.0, 240.0, 224.0, 57344.0, 6.0, 127.0, 128.0, 255.0, 65504.0
 _DTYPE_LIMITS |= {3.3895313892515355e38, 3.4028234663852886e38}
 #: Host calls whose result depends only on a dtype.
 _DTYPE_CALLS = {"finfo", "iinfo"}
-#: Host calls that compute their result from their arguments alone (``table.get(key)``,
-#: ``triton.cdiv(n, BLOCK)``, ``str(x.dtype).split(".")``).
-_PURE_CALLS = {"float", "int", "abs", "min", "max", "round", "get", "cdiv", "next_power_of_2"}
-_PURE_CALLS |= {"str", "split", "rsplit", "replace", "lower", "upper", "strip", "removeprefix"}
+#: Host calls whose result depends on their arguments alone (``table.get(key)``, ``math.ceil``).
+_PURE_CALLS = {"float", "int", "abs", "min", "max", "round", "ceil", "floor", "get", "cdiv", "str"}
+_PURE_CALLS |= {"next_power_of_2", "split", "rsplit", "replace", "lower", "upper", "strip"}
+_PURE_CALLS |= {"removeprefix"}
 
 
 class NeedlessConstexpr(Rule):
