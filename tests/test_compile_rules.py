@@ -215,3 +215,20 @@ def test_tl104_warns_only_with_evidence_and_says_which():
     aten = (FIXTURES / "TL104" / "bad_aten_override.py").read_text()
     (finding,) = _run("TL104", aten, "3.9")
     assert finding.severity.value == "warning" and "backs an aten operator" in finding.message
+
+
+def test_tl208_deprecated_is_info_unless_a_later_release_removes_it():
+    """A deprecated API every tabled release still accepts works as written (info); one a
+    later release removes breaks on upgrade (warning); a removed one is an error."""
+    tiers = (FIXTURES / "TL208" / "bad_deprecated_tiers_3_9.py").read_text()
+    found = _run("TL208", tiers, "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [(13, "info"), (14, "info")]
+    assert all("(info: Triton 3.9 still accepts it" in f.message for f in found)
+    later = (FIXTURES / "TL208" / "bad_deprecated_removed_later_3_3.py").read_text()
+    found = _run("TL208", later, "3.3")
+    assert [(f.line, f.severity.value) for f in found] == [(10, "warning"), (12, "info")]
+    assert "Triton 3.4 removes it, so this breaks on upgrade" in found[0].message
+    assert [(f.line, f.severity.value) for f in _run("TL208", later, "3.4")] == [
+        (10, "error"),
+        (12, "info"),
+    ]
