@@ -41,11 +41,12 @@ Triton's kernel language changes between minor releases: block pointers (`tl.mak
 the new release (error). A deprecated API still works: it is a warning where a later
 release removes it (block pointers targeting 3.7 or 3.8: the upgrade to 3.9 breaks the
 kernel), and information where every release still accepts it (`dot(allow_tf32=)` is
-deprecated since 3.3, yet 3.9 compiles it without a warning). The facts come from tables read from each release's own source; the target
-is the `target-version` setting, else the installed triton's version (package metadata),
-else the newest known release. A kernel gets one finding per API: block pointers (the
-constructor, `tl.advance`, `boundary_check=` and `padding_option=`) are reported once, at
-their first use, with the other uses as related locations."""
+deprecated since 3.3, yet 3.9 compiles it without a warning). The facts come from tables
+read from each release's own source; the target is the `target-version` setting, else the
+installed triton's version (package metadata), else the newest known release. A kernel gets
+one finding per API: block pointers (the constructor, `tl.advance`, `boundary_check=` and
+`padding_option=`) are reported once, at their first use, with the other uses as related
+locations."""
     fix = """\
 Move to the replacement named in the message (tensor descriptors: `tl.make_tensor_descriptor`
 and `desc.load([...])`; `tl.reshape(x, shape, can_reorder=True)` for `tl.view`;
