@@ -232,3 +232,25 @@ def test_tl208_deprecated_is_info_unless_a_later_release_removes_it():
         (10, "error"),
         (12, "info"),
     ]
+
+
+def test_tl103_relies_on_the_zero_fill_is_info_and_a_wrong_value_is_an_error():
+    """A load without `other=` whose raw lanes reach a sum or a dot works on every backend,
+    which fills 0 (info); a 0 made non-neutral on the way, or a non-neutral `other=`, is an
+    error."""
+    text = (FIXTURES / "TL103" / "bad_zero_fill_tiers.py").read_text()
+    found = _run("TL103", text, "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [
+        (12, "info"),  # tl.sum(x * x)
+        (21, "info"),  # tl.dot operand masked along K
+        (22, "info"),
+        (30, "error"),  # x - mean
+        (39, "error"),  # 1 - x
+        (46, "error"),  # tl.max of signed values
+        (53, "error"),  # other=1.0 before tl.sum
+    ]
+    info = found[0].message
+    assert "the language leaves them undefined and does not promise that fill" in info
+    assert info.endswith("add `other=0.0` to make it explicit")
+    assert "even the 0 the backends fill them with is not neutral" in found[3].message
+    assert all(f.fix is not None for f in found[:3])
