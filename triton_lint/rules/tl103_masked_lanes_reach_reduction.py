@@ -199,13 +199,15 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         kernel: Kernel, access: MemoryAccess, hits: list[tuple[Reduction, int, frozenset[str]]]
     ) -> bool:
         """A load without ``other=`` whose lanes would be neutral for every reduction they
-        reach if they held the 0 every backend fills them with (known to be neutral: a 0
-        through an opaque function is not)."""
+        reach if they held the 0 every backend fills them with. An unknown value counts as
+        neutral, as everywhere in this rule: the model tracks each load's lanes apart, so the
+        0 of a product of two loads (`v * w`) is unknown to it."""
         lanes = kernel.facts(MaskedLanes)
         zero = lanes.backend_fill(access)
         return zero is not None and not any(
             lanes.lanes_with_fill(reduction.operands[index], access.call, zero)
             - NEUTRAL[reduction.kind]
+            - {"unknown"}
             for reduction, index, _ in hits
         )
 
