@@ -248,6 +248,8 @@ def test_tl103_relies_on_the_zero_fill_is_info_and_a_wrong_value_is_an_error():
         (39, "error"),  # 1 - x
         (46, "error"),  # tl.max of signed values
         (53, "error"),  # other=1.0 before tl.sum
+        (60, "info"),  # tl.sum(v * w) of two loads
+        (61, "info"),
     ]
     info = found[0].message
     assert "the language leaves them undefined and does not promise that fill" in info
