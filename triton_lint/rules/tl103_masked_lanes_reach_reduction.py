@@ -199,15 +199,14 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         kernel: Kernel, access: MemoryAccess, hits: list[tuple[Reduction, int, frozenset[str]]]
     ) -> bool:
         """A load without ``other=`` whose lanes would be neutral for every reduction they
-        reach if they held the 0 every backend fills them with. An unknown value counts as
-        neutral, as everywhere in this rule: the model tracks each load's lanes apart, so the
-        0 of a product of two loads (`v * w`) is unknown to it."""
+        reach if they held the 0 every backend fills them with. The 0 must be known neutral:
+        one that an opaque function or a `tl.where` of two dots turns into an unknown value
+        stays an error (key lanes of a 0 score reaching a softmax's `tl.max`)."""
         lanes = kernel.facts(MaskedLanes)
         zero = lanes.backend_fill(access)
         return zero is not None and not any(
             lanes.lanes_with_fill(reduction.operands[index], access.call, zero)
             - NEUTRAL[reduction.kind]
-            - {"unknown"}
             for reduction, index, _ in hits
         )
 
