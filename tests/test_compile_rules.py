@@ -250,6 +250,7 @@ def test_tl103_relies_on_the_zero_fill_is_info_and_a_wrong_value_is_an_error():
         (53, "error"),  # other=1.0 before tl.sum
         (60, "info"),  # tl.sum(v * w) of two loads
         (61, "info"),
+        (70, "info"),  # acc += x * x in a loop, then tl.sum(acc)
     ]
     info = found[0].message
     assert "the language leaves them undefined and does not promise that fill" in info

@@ -199,14 +199,16 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         kernel: Kernel, access: MemoryAccess, hits: list[tuple[Reduction, int, frozenset[str]]]
     ) -> bool:
         """A load without ``other=`` whose lanes would be neutral for every reduction they
-        reach if they held the 0 every backend fills them with. The 0 must be known neutral:
-        one that an opaque function or a `tl.where` of two dots turns into an unknown value
-        stays an error (key lanes of a 0 score reaching a softmax's `tl.max`)."""
+        reach if they held the 0 every backend fills them with. A value the model cannot
+        follow (a 0 added into a loop's accumulator) passes for a sum or a dot, as everywhere
+        in this rule, but not for a max or a min: a 0 score hidden by an opaque `tl.where` of
+        two dots that reaches a softmax's `tl.max` stays an error."""
         lanes = kernel.facts(MaskedLanes)
         zero = lanes.backend_fill(access)
         return zero is not None and not any(
             lanes.lanes_with_fill(reduction.operands[index], access.call, zero)
             - NEUTRAL[reduction.kind]
+            - ({"unknown"} if reduction.kind in ("sum", "dot") else set())
             for reduction, index, _ in hits
         )
 
