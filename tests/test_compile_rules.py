@@ -215,3 +215,45 @@ def test_tl104_warns_only_with_evidence_and_says_which():
     aten = (FIXTURES / "TL104" / "bad_aten_override.py").read_text()
     (finding,) = _run("TL104", aten, "3.9")
     assert finding.severity.value == "warning" and "backs an aten operator" in finding.message
+
+
+def test_tl208_deprecated_is_info_unless_a_later_release_removes_it():
+    """A deprecated API every tabled release still accepts works as written (info); one a
+    later release removes breaks on upgrade (warning); a removed one is an error."""
+    tiers = (FIXTURES / "TL208" / "bad_deprecated_tiers_3_9.py").read_text()
+    found = _run("TL208", tiers, "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [(13, "info"), (14, "info")]
+    assert all("(info: Triton 3.9 still accepts it" in f.message for f in found)
+    later = (FIXTURES / "TL208" / "bad_deprecated_removed_later_3_3.py").read_text()
+    found = _run("TL208", later, "3.3")
+    assert [(f.line, f.severity.value) for f in found] == [(10, "warning"), (12, "info")]
+    assert "Triton 3.4 removes it, so this breaks on upgrade" in found[0].message
+    assert [(f.line, f.severity.value) for f in _run("TL208", later, "3.4")] == [
+        (10, "error"),
+        (12, "info"),
+    ]
+
+
+def test_tl103_relies_on_the_zero_fill_is_info_and_a_wrong_value_is_an_error():
+    """A load without `other=` whose raw lanes reach a sum or a dot works on every backend,
+    which fills 0 (info); a 0 made non-neutral on the way, or a non-neutral `other=`, is an
+    error."""
+    text = (FIXTURES / "TL103" / "bad_zero_fill_tiers.py").read_text()
+    found = _run("TL103", text, "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [
+        (12, "info"),  # tl.sum(x * x)
+        (21, "info"),  # tl.dot operand masked along K
+        (22, "info"),
+        (30, "error"),  # x - mean
+        (39, "error"),  # 1 - x
+        (46, "error"),  # tl.max of signed values
+        (53, "error"),  # other=1.0 before tl.sum
+        (60, "info"),  # tl.sum(v * w) of two loads
+        (61, "info"),
+        (70, "info"),  # acc += x * x in a loop, then tl.sum(acc)
+    ]
+    info = found[0].message
+    assert "the language leaves them undefined and does not promise that fill" in info
+    assert info.endswith("add `other=0.0` to make it explicit")
+    assert "even the 0 the backends fill them with is not neutral" in found[3].message
+    assert all(f.fix is not None for f in found[:3])

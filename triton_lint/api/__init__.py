@@ -288,6 +288,22 @@ class ApiTable:
                 since = v
         return since
 
+    def removed_later(self, module: str, name: str, param: str | None = None) -> str | None:
+        """The first tabled release after this one that removes ``module.name`` (or its
+        keyword ``param``): a deprecation here that breaks on upgrade to that release."""
+        for v in available_versions():
+            if _key(v) <= _key(self.version):
+                continue
+            later = load_table(v)
+            if param is None and later.removed_since(name, module) is not None:
+                return v
+            if param is not None and (
+                param in later.removed_params(module, name)
+                or any(d.removed and d.param == param for d in later.deprecations(module, name))
+            ):
+                return v
+        return None
+
     def removed_params(self, module: str, name: str) -> dict[str, str]:
         """Keyword parameters an older version accepted and this one does not, mapped to the
         version that dropped them (e.g. ``tl.load``'s ``boundary_check`` in 3.9)."""

@@ -83,8 +83,15 @@ def binary_lanes(
             lv = left.get(load)
             rv = right.get(load)
             if lv is None or rv is None:
+                # the other operand holds real data (or its own load's fill) at these lanes:
+                # a 0 times it stays 0, as times a clean tensor (`_with_clean`)
                 out[load] = frozenset(
-                    "undef" if v == "undef" else "unknown" for v in (lv or rv or frozenset())
+                    "undef"
+                    if v == "undef"
+                    else "zero"
+                    if op == "Multiply" and v in ("zero", "absmin")
+                    else "unknown"
+                    for v in (lv or rv or frozenset())
                 )
                 continue
             out[load] = frozenset(_pair(op, x, y) for x in lv for y in rv)

@@ -75,6 +75,15 @@ class MaskedLanes:
             return "absmin"
         return fill
 
+    def backend_fill(self, access: MemoryAccess) -> str | None:
+        """Class of what the backends put in the masked-off lanes of a load without
+        ``other=`` (None when ``other=`` is given). The language leaves them undefined, but the
+        NVIDIA and AMD lowerings and the interpreter all fill 0; of a buffer an earlier launch
+        filled with values >= 0 that 0 is neutral for their max too."""
+        if access.other is not None:
+            return None
+        return "absmin" if loads_non_negative_buffer(self.kernel, access) else "zero"
+
     def _fill_class(self, other: cst.BaseExpression) -> str:
         """An integer ``other=0`` fills an integer tensor, in kernels almost always lengths,
         counts or indices (>= 0), so 0 is neutral for their max too."""

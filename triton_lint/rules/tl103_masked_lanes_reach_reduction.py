@@ -35,7 +35,8 @@ class MaskedLanesReachReduction(Rule):
     category = Category.CORRECTNESS
     severity = Severity.ERROR
     summary = (
-        "Masked-off lanes reach a reduction or `tl.dot` holding a value that is not neutral for it"
+        "Masked-off lanes reach a reduction or `tl.dot` holding a value that is not neutral for "
+        "it (info where only the backends' implicit 0 fill makes it work)"
     )
     rationale = """\
 A masked `tl.load` leaves its masked-off lanes undefined unless `other=` fills them, and the
@@ -60,7 +61,14 @@ with `BLOCK` 1 wherever it is set, also by a `@triton.heuristics` function that 
 A 0 fill is neutral for the max of values that cannot be negative: an integer 0 (lengths,
 counts, indices), a buffer that the last earlier launch of the host function filled with
 values >= 0 (a first-stage kernel's `tl.max(tl.abs(x))` partial norms), or the 0 that `exp`
-makes of a `-inf` fill, also once scaled by a value >= 0 (`p / tl.sum(p)`)."""
+makes of a `-inf` fill, also once scaled by a value >= 0 (`p / tl.sum(p)`).
+Two tiers. An error where the lanes reach the reduction with a value that is not neutral even
+if they held 0: a non-neutral `other=`, or a load without `other=` whose 0 becomes non-neutral
+on the way (`x - mean`, `exp(x)`, `1 - x`, the `tl.max` of values that can be negative).
+Information where only the language's "undefined" makes it wrong: a load without `other=` whose
+raw lanes, or products of them, reach a sum or a dot. Every backend fills those lanes with 0
+(the NVIDIA and AMD lowerings, the interpreter), so the code works today, but it relies on a
+fill the language does not promise; `other=0.0` makes it explicit."""
     fix = """\
 Give the load the neutral `other=` of the reduction it feeds (`other=0.0` before `tl.sum` or
 `tl.dot`, `other=-float("inf")` before `tl.max`, `other=float("inf")` before `tl.min`), or
@@ -110,7 +118,7 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
-        per_load: dict[int, list[tuple[Reduction, frozenset[str]]]] = {}
+        per_load: dict[int, list[tuple[Reduction, int, frozenset[str]]]] = {}
         for reduction in reductions(kernel):
             for index, operand in enumerate(reduction.operands):
                 for load_id, values in kernel.facts(MaskedLanes).masked_lanes(operand).items():
@@ -119,22 +127,23 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                         continue
                     bad = values - NEUTRAL[reduction.kind] - {"unknown"}
                     if bad:
-                        per_load.setdefault(load_id, []).append((reduction, frozenset(bad)))
+                        per_load.setdefault(load_id, []).append((reduction, index, frozenset(bad)))
         reported: set[tuple[int, int]] = set()
         for load_id, hits in per_load.items():
             access = kernel.access_by_id(load_id)
             assert access is not None
             fill = kernel.facts(MaskedLanes).load_fill(access)
-            direct = [(r, v) for r, v in hits if fill == "undef" or v == {fill}]
+            direct = [(r, v) for r, _, v in hits if fill == "undef" or v == {fill}]
             if direct:
                 reduction, _ = direct[0]
                 key = (id(access.call), 0)
                 if key in reported:
                     continue
                 reported.add(key)
-                yield self._at_load(kernel, access, fill, reduction)
+                zero_fill_works = self._backend_fill_neutral(kernel, access, hits)
+                yield self._at_load(kernel, access, fill, reduction, zero_fill_works)
                 continue
-            for reduction, values in hits:
+            for reduction, _, values in hits:
                 key = (id(reduction.call), load_id)
                 if key in reported:
                     continue
@@ -185,15 +194,55 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
             return reduction.axis in axes or (reduction.axis == -1 and 1 in axes)
         return True
 
+    @staticmethod
+    def _backend_fill_neutral(
+        kernel: Kernel, access: MemoryAccess, hits: list[tuple[Reduction, int, frozenset[str]]]
+    ) -> bool:
+        """A load without ``other=`` whose lanes would be neutral for every reduction they
+        reach if they held the 0 every backend fills them with. A value the model cannot
+        follow (a 0 added into a loop's accumulator) passes for a sum or a dot, as everywhere
+        in this rule, but not for a max or a min: a 0 score hidden by an opaque `tl.where` of
+        two dots that reaches a softmax's `tl.max` stays an error."""
+        lanes = kernel.facts(MaskedLanes)
+        zero = lanes.backend_fill(access)
+        return zero is not None and not any(
+            lanes.lanes_with_fill(reduction.operands[index], access.call, zero)
+            - NEUTRAL[reduction.kind]
+            - ({"unknown"} if reduction.kind in ("sum", "dot") else set())
+            for reduction, index, _ in hits
+        )
+
     def _at_load(
-        self, kernel: Kernel, access: MemoryAccess, fill: str, reduction: Reduction
+        self,
+        kernel: Kernel,
+        access: MemoryAccess,
+        fill: str,
+        reduction: Reduction,
+        zero_fill_works: bool = False,
     ) -> Finding:
         op = f"tl.{reduction.op}"
+        if zero_fill_works:
+            fix = self._fill_fix(kernel, access)
+            text = _FILL_TEXT[fix[0]] if fix is not None else "0.0"
+            message = (
+                f"masked load without `other=` reaches `{op}` (line "
+                f"{kernel.span(reduction.call).line}) (info: the backends fill masked-off lanes "
+                "with 0, which is neutral here, but the language leaves them undefined and does "
+                f"not promise that fill); add `other={text}` to make it explicit"
+            )
+            return self.finding(
+                kernel,
+                access.call,
+                message,
+                severity=Severity.INFO,
+                fix=fix[1] if fix else None,
+            )
         if fill == "undef":
             message = (
                 f"masked load without `other=` reaches `{op}` (line "
                 f"{kernel.span(reduction.call).line}): masked-off lanes are undefined and are "
-                "combined with the real ones"
+                "combined with the real ones, and even the 0 the backends fill them with is not "
+                "neutral by the time it reaches the reduction"
             )
         else:
             message = (

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from triton_lint.api import Deprecation, load_table
+from triton_lint.api import ApiTable, Deprecation, load_table
 from triton_lint.finding import Category, Finding, RelatedLocation, Severity
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import TL
@@ -28,18 +28,25 @@ class RemovedApi(Rule):
     severity = Severity.ERROR
     groups_occurrences = True
     upstream_only = True
-    summary = "API that the target Triton version removed (error) or deprecated (warning)"
+    summary = (
+        "API that the target Triton version removed (error) or deprecated (warning when a "
+        "later release removes it, else info)"
+    )
     rationale = """\
 Triton's kernel language changes between minor releases: block pointers (`tl.make_block_ptr`,
 `tl.advance`) and `tl.load(boundary_check=, padding_option=)` are gone in 3.9, the
 `tl._experimental_*descriptor*` functions in 3.4, and `tl.view`, `dot(allow_tf32=)`,
 `reshape/cat(can_reorder=True)`, `softmax(keep_dims=)` and `propagate_nan=` on the builtin
 `min`/`max` are deprecated. A kernel using a removed API fails to compile for every user on
-the new release. The facts come from tables read from each release's own source; the target
-is the `target-version` setting, else the installed triton's version (package metadata),
-else the newest known release. A kernel gets one finding per API: block pointers (the
-constructor, `tl.advance`, `boundary_check=` and `padding_option=`) are reported once, at
-their first use, with the other uses as related locations."""
+the new release (error). A deprecated API still works: it is a warning where a later
+release removes it (block pointers targeting 3.7 or 3.8: the upgrade to 3.9 breaks the
+kernel), and information where every release still accepts it (`dot(allow_tf32=)` is
+deprecated since 3.3, yet 3.9 compiles it without a warning). The facts come from tables
+read from each release's own source; the target is the `target-version` setting, else the
+installed triton's version (package metadata), else the newest known release. A kernel gets
+one finding per API: block pointers (the constructor, `tl.advance`, `boundary_check=` and
+`padding_option=`) are reported once, at their first use, with the other uses as related
+locations."""
     fix = """\
 Move to the replacement named in the message (tensor descriptors: `tl.make_tensor_descriptor`
 and `desc.load([...])`; `tl.reshape(x, shape, can_reorder=True)` for `tl.view`;
@@ -123,14 +130,15 @@ def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl
                 if d.param is None and (module, name, None) not in _VALUE_DEPENDENT
             ]
             if deprecated:
+                severity, outlook = _outlook(table, module, name)
                 yield (
                     _group(name),
                     self.finding(
                         kernel,
                         ref.node,
                         f"`{ref.text}` is deprecated since Triton {deprecated[0].since}: "
-                        f"{_first_line(deprecated[0].message)}",
-                        severity=Severity.WARNING,
+                        f"{_first_line(deprecated[0].message)}{outlook}",
+                        severity=severity,
                     ),
                 )
             if ref.call is not None:
@@ -160,14 +168,15 @@ def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl
                 if d.param == keyword and (module, name, keyword) not in _VALUE_DEPENDENT:
                     if keyword == "can_reorder" and _is_false(arg.value):
                         break
+                    severity, outlook = _outlook(table, module, name, keyword)
                     yield (
                         _group(name, keyword),
                         self.finding(
                             kernel,
                             arg,
                             f"`{text}(..., {keyword}=)` is deprecated since Triton {d.since}: "
-                            f"{_first_line(d.message)}",
-                            severity=Severity.WARNING,
+                            f"{_first_line(d.message)}{outlook}",
+                            severity=severity,
                         ),
                     )
                     break
@@ -197,17 +206,34 @@ def copy_tile(x_ptr, out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl
                         continue
                     for d in table.deprecations("builtins", func.value):
                         if d.param == "propagate_nan":
+                            severity, outlook = _outlook(
+                                table, "builtins", func.value, "propagate_nan"
+                            )
                             yield (
                                 _group(func.value, "propagate_nan"),
                                 self.finding(
                                     kernel,
                                     arg,
                                     f"`{func.value}(..., propagate_nan=)` is deprecated since "
-                                    f"Triton {d.since}: use `tl.{func.value}imum`",
-                                    severity=Severity.WARNING,
+                                    f"Triton {d.since}: use `tl.{func.value}imum`{outlook}",
+                                    severity=severity,
                                 ),
                             )
                             break
+
+
+def _outlook(
+    table: ApiTable, module: str, name: str, keyword: str | None = None
+) -> tuple[Severity, str]:
+    """A deprecated API breaks on upgrade only where a later release removes it (a warning);
+    one that every tabled release still accepts works as written (info)."""
+    later = table.removed_later(module, name, keyword)
+    if later is not None:
+        return Severity.WARNING, f"; Triton {later} removes it, so this breaks on upgrade"
+    return (
+        Severity.INFO,
+        f" (info: Triton {table.version} still accepts it and no later release removes it)",
+    )
 
 
 def _group(name: str, keyword: str | None = None) -> str:
