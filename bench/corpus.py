@@ -737,6 +737,20 @@ UNIFORM_ROUNDS = {
         "contracts; TL103's undefined-lanes reading was left to each reader, and they differed)",
         None,
     ),
+    "25": (
+        "`--uniform 80 --seed 2525`: every default rule's error/warning findings outside "
+        "vendor-fork directories, from commit 13f91a1 (after the TL103/TL208 tiers and round "
+        "24's fixes, before round 25's); seed written down before the draw; read blind by "
+        "three readers who had not seen the rules' code (27/27/26 findings each, with the "
+        "TL104/TL209/TL203/TL103 contracts)",
+        None,
+    ),
+    "25t": (
+        "`--uniform 30 --only TL104 --seed 2526`: TL104's warning tier alone, outside vendor "
+        "forks, from the same run as round 25 (seed written down before the draw); read blind "
+        "by a fourth reader with the TL104 contract",
+        None,
+    ),
 }
 
 
