@@ -26,6 +26,7 @@ from triton_lint.project.run import (
     project_root,
     reads_hold,
     remember_reads,
+    resolved_file,
     route_findings,
 )
 from triton_lint.rules.base import Rule
@@ -187,13 +188,15 @@ class Runner:
             if path not in self.directory_files
         }
         found: list[Path] = []
-        known = {path.resolve() for path in contents}
+        if not roots:
+            return found
+        known = {resolved_file(path) for path in contents}
         for root in sorted(roots):
             for path in iter_python_files(root, self.config_for):
                 if len(found) >= MAX_PROJECT_FILES:
                     return found
-                if path.resolve() not in known:
-                    known.add(path.resolve())
+                if resolved_file(path) not in known:
+                    known.add(resolved_file(path))
                     found.append(path)
         return found
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Iterator
+from functools import cache
 from pathlib import Path
 
 from triton_lint.engine import FileResult
@@ -36,14 +37,29 @@ def project_index(
 ) -> ProjectIndex:
     """The index of the files asked for and the other files of their project (``store``:
     what an earlier run read of unchanged files)."""
-    entries = [(str(path), path.resolve(), data) for path, data in asked.items()]
+    entries = [(str(path), resolved_file(path), data) for path, data in asked.items()]
     for path in others:
         try:
             data = path.read_bytes()
         except OSError:
             continue
-        entries.append((_display(path), path.resolve(), data))
+        entries.append((_display(path), resolved_file(path), data))
     return ProjectIndex(entries, store)
+
+
+def resolved_file(path: Path) -> Path:
+    """``path.resolve()``, resolving each directory once (a run reads thousands of files of
+    a few hundred directories, and resolving stats every component of the path)."""
+    if path.is_symlink():
+        return path.resolve()
+    return _resolved_directory(os.getcwd(), path.parent) / path.name
+
+
+@cache
+def _resolved_directory(cwd: str, directory: Path) -> Path:
+    """``directory`` resolved from ``cwd`` (a relative one means another directory after a
+    change of the working directory: an editor's server, a test)."""
+    return (Path(cwd) / directory).resolve()
 
 
 def _display(path: Path) -> str:
