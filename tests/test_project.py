@@ -397,3 +397,22 @@ def test_an_edit_where_the_lint_read_relints_the_kernel_file(tmp_path, monkeypat
         linted.clear()
         assert _run([case], cache) == expected, new
         assert linted == ["kernels.py"], new
+
+
+def test_a_helper_read_from_the_whole_launching_file_is_part_of_what_the_cache_checks(
+    tmp_path, monkeypatch
+):
+    """``shift_fwd`` is left out of the part of ``ops.py`` parsed for launches, but the
+    autograd flag it returns is read from it (`ctx_flags`): editing it re-lints the kernels."""
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl209_ctx_helper_good", case)
+    cache = tmp_path / "cache"
+    linted = _linted(monkeypatch)
+    assert _run([case], cache) == set()
+    ops = case / "shift" / "ops.py"
+    ops.write_text(
+        ops.read_text().replace("        use_short = False\n", "        use_short = True\n")
+    )
+    linted.clear()
+    assert _run([case], cache) == {("ops.py", 26, "TL209")}
+    assert linted == ["kernels.py"]
