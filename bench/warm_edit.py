@@ -4,8 +4,9 @@
 - nothing changed;
 - a statement added inside the function of a launching file that launches another file's
   kernels (a realistic edit: that kernel file is linted again, its findings read the launch);
-- a statement added inside a function of the same file that no kernel file's lint reads
-  (nothing is linted again: `FileResult.reads`).
+- a statement put in front of one in a function of the same file that no kernel file's
+  lint reads, on the same line (nothing is linted again: `FileResult.reads`; a line added
+  there would move the launches below it, and their findings' lines, so it re-lints).
 
     python bench/warm_edit.py PACKAGE_DIR [--file SUBSTRING] [--rounds 5]
 
@@ -41,9 +42,14 @@ def launching_file(root: Path, wanted: str = "") -> tuple[Path, str, Path]:
             if wanted not in launching or index.files[launching].kernels:
                 continue  # a file with kernels of its own is linted again when edited
             alternatives = "|".join(re.escape(name) for name in sorted(names))
-            pattern = rf"(?<![\w.])(?:{alternatives})\s*\)?\s*\["
-            if re.search(pattern, Path(launching).read_text()):
-                return Path(launching), pattern, Path(kernel_file)
+            text = Path(launching).read_text()
+            for pattern in (  # the launch, else the kernel named (bound to a local first)
+                rf"(?<![\w.])(?:{alternatives})\s*\)?\s*\[",
+                rf"(?<![\w.])(?:{alternatives})\b(?!\s*,)",
+            ):
+                match = re.search(pattern, text)
+                if match is not None and _inside_function(text, match.start()):
+                    return Path(launching), pattern, Path(kernel_file)
     raise SystemExit(f"no file launching another file's kernels under {root}")
 
 
@@ -76,11 +82,31 @@ def unread_function(root: Path, launching: Path, kernel_file: Path) -> str | Non
 
 
 def function_line(path: Path, name: str) -> int:
-    """The line of the first statement of the top-level function ``name``."""
+    """The line of the first simple statement (not ``if``, ``for``...) directly in the
+    top-level function ``name``."""
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node.body[0].lineno
+            for statement in node.body:
+                if not hasattr(statement, "body"):
+                    return statement.lineno
     raise LookupError(name)
+
+
+def prefix_statement(path: Path, line: int, number: int) -> None:
+    """Put ``edit_N = N;`` before the simple statement at line ``line``: a change of code in
+    place, which moves no line (a line moved is a change to every position after it)."""
+    lines = path.read_text().splitlines(keepends=True)
+    indent = re.match(r"[ \t]*", lines[line - 1]).group()  # type: ignore[union-attr]
+    lines[line - 1] = f"{indent}edit_{number} = {number}; {lines[line - 1][len(indent) :]}"
+    path.write_text("".join(lines))
+
+
+def _inside_function(text: str, offset: int) -> bool:
+    line = text.count("\n", 0, offset) + 1
+    return any(
+        isinstance(node, ast.FunctionDef) and node.lineno < line <= (node.end_lineno or 0)
+        for node in ast.walk(ast.parse(text))
+    )
 
 
 def _statement_line(text: str, line: int) -> int:
@@ -129,16 +155,19 @@ def main() -> None:
         command += ["--cache-dir", str(Path(scratch) / "cache"), str(copy)]
         cpu_of(command, environment)  # fills the cache, writes bytecode
         cases = {
-            "nothing changed": None,
-            "launching function edited": lambda: launch_line(launching, pattern),
+            "nothing changed": lambda _: None,
+            "launching function edited": lambda number: insert_statement(
+                launching, launch_line(launching, pattern), number
+            ),
         }
         if unread is not None:
-            cases["unread function edited"] = lambda: function_line(launching, unread)
+            cases["unread function edited"] = lambda number: prefix_statement(
+                launching, function_line(launching, unread), number
+            )
         times: dict[str, list[float]] = {name: [] for name in cases}
         for number in range(args.rounds):
-            for name, where in cases.items():
-                if where is not None:
-                    insert_statement(launching, where(), number)
+            for name, edit in cases.items():
+                edit(number)
                 times[name].append(cpu_of(command, environment))
         for name, runs in times.items():
             print(
