@@ -345,3 +345,74 @@ def test_a_host_bound_on_the_grid_quiets_a_product_of_one_size_only(tmp_path):
         "    slabs[(splits,)](x, x.shape[1], x.shape[2])\n"
     )
     assert _run([path]) == {("split.py", 14, "TL104")}
+
+
+def _linted(monkeypatch) -> list[str]:
+    """The files each run lints (not taken from the cache), recorded."""
+    import triton_lint.run as run
+
+    linted: list[str] = []
+    lint_jobs = run.lint_jobs
+
+    def recording(jobs, workers):
+        linted.extend(Path(job.display).name for job in jobs)
+        return lint_jobs(jobs, workers)
+
+    monkeypatch.setattr(run, "lint_jobs", recording)
+    return linted
+
+
+def test_an_edit_the_kernel_files_lint_did_not_read_relints_nothing(tmp_path, monkeypatch):
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl209_good", case)
+    layer = case / "pkg" / "layer.py"
+    layer.write_text(layer.read_text() + "\n\ndef describe(x):\n    return x.shape\n")
+    cache = tmp_path / "cache"
+    linted = _linted(monkeypatch)
+    assert _run([case], cache) == set()
+    assert _run([layer], cache) == set()
+    assert linted == ["kernels.py", "kernels.py"]  # as a directory's file, and for layer.py
+    layer.write_text(layer.read_text().replace("return x.shape", "return tuple(x.shape)  # x"))
+    linted.clear()
+    assert _run([case], cache) == set()
+    assert _run([layer], cache) == set()
+    assert linted == []
+
+
+def test_an_edit_where_the_lint_read_relints_the_kernel_file(tmp_path, monkeypatch):
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl209_good", case)
+    cache = tmp_path / "cache"
+    linted = _linted(monkeypatch)
+    assert _run([case], cache) == set()
+    ops, layer = case / "pkg" / "ops.py", case / "pkg" / "layer.py"
+    steps = [
+        (ops, "num_tokens)](", "70000)](", {("ops.py", 8, "TL209")}),  # a launch argument
+        (ops, "70000)](", "num_tokens)](", set()),  # and back: the entry was replaced
+        (layer, "n <= 4096", "n <= 100000", {("ops.py", 8, "TL209")}),  # a caller's bound
+        (ops, "BLOCK=256)", "BLOCK=256)  # noqa: TL209", set()),  # a suppression there
+    ]
+    for path, old, new, expected in steps:
+        path.write_text(path.read_text().replace(old, new))
+        linted.clear()
+        assert _run([case], cache) == expected, new
+        assert linted == ["kernels.py"], new
+
+
+def test_a_helper_read_from_the_whole_launching_file_is_part_of_what_the_cache_checks(
+    tmp_path, monkeypatch
+):
+    """``shift_fwd`` is left out of the part of ``ops.py`` parsed for launches, but the
+    autograd flag it returns is read from it (`ctx_flags`): editing it re-lints the kernels."""
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl209_ctx_helper_good", case)
+    cache = tmp_path / "cache"
+    linted = _linted(monkeypatch)
+    assert _run([case], cache) == set()
+    ops = case / "shift" / "ops.py"
+    ops.write_text(
+        ops.read_text().replace("        use_short = False\n", "        use_short = True\n")
+    )
+    linted.clear()
+    assert _run([case], cache) == {("ops.py", 26, "TL209")}
+    assert linted == ["kernels.py"]

@@ -45,6 +45,9 @@ class FileResult:
     model: ModuleModel | None = None
     #: Line of the ``def`` of each kernel a finding names (reports group findings by kernel).
     kernel_lines: dict[str, int] = field(default_factory=dict)
+    #: Other files of the project the findings read -> digest of what was read of each
+    #: (`triton_lint.model.host_reads`): the results cache checks them before reusing these.
+    reads: dict[str, str] = field(default_factory=dict)
 
     def to_cache(self) -> dict[str, Any]:
         """What the results cache keeps: everything a report shows, not the text or model."""
@@ -52,6 +55,7 @@ class FileResult:
             "findings": [finding.to_dict() for finding in self.findings],
             "warnings": self.warnings,
             "kernel_lines": self.kernel_lines,
+            "reads": self.reads,
         }
 
     @classmethod
@@ -61,6 +65,7 @@ class FileResult:
             findings=[Finding.from_dict(f) for f in data["findings"]],
             warnings=list(data["warnings"]),
             kernel_lines=dict(data["kernel_lines"]),
+            reads=dict(data.get("reads", {})),
         )
 
 
@@ -275,6 +280,7 @@ def lint_text(
                 )
             )
     result.findings.sort(key=Finding.sort_key)
+    result.reads = dict(model.reads)
     named = {finding.kernel for finding in result.findings}
     for kernel in model.kernels:
         if kernel.name in named and kernel.name not in result.kernel_lines:

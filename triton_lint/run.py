@@ -24,6 +24,9 @@ from triton_lint.project.run import (
     extra_kernel_files,
     project_index,
     project_root,
+    reads_hold,
+    remember_reads,
+    resolved_file,
     route_findings,
 )
 from triton_lint.rules.base import Rule
@@ -149,9 +152,11 @@ class Runner:
                 continue
             job = self.job_for(path, display, data, index.context_for(display))
             result: FileResult | None = None
-            if cache is not None:
+            if cache is not None and store is not None:
                 hit = cache.get(_key(job))
                 result = FileResult.from_cache(job.display, hit) if hit is not None else None
+                if result is not None and not reads_hold(result.reads, job.project, store):
+                    result = None  # a file it read has changed where it read it
             if result is None:
                 pending.append(job)
             slots.append((job, result))
@@ -161,6 +166,8 @@ class Runner:
             result = cached if cached is not None else next(linted)
             if job is not None and cached is None and cache is not None and not result.crashes:
                 cache.put(_key(job), result.to_cache())
+                if store is not None:
+                    remember_reads(result.reads, job.project, store)
             results.append((job, result))
         by_display = {display: data for _, display, data in jobs}
         for _job, result in route_findings(results, asked):
@@ -181,13 +188,15 @@ class Runner:
             if path not in self.directory_files
         }
         found: list[Path] = []
-        known = {path.resolve() for path in contents}
+        if not roots:
+            return found
+        known = {resolved_file(path) for path in contents}
         for root in sorted(roots):
             for path in iter_python_files(root, self.config_for):
                 if len(found) >= MAX_PROJECT_FILES:
                     return found
-                if path.resolve() not in known:
-                    known.add(path.resolve())
+                if resolved_file(path) not in known:
+                    known.add(resolved_file(path))
                     found.append(path)
         return found
 

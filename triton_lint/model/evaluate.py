@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 import libcst as cst
@@ -41,10 +42,21 @@ def evaluate(node: cst.BaseExpression, env: Mapping[str, Any] | None = None) -> 
         return UNKNOWN
 
 
+@lru_cache(maxsize=4096)
+def _literal(text: str) -> Any:
+    """A literal's value, once per spelling: `ast.literal_eval` compiles its text each call,
+    and the host readers evaluate the same few literals hundreds of thousands of times."""
+    return ast.literal_eval(text)
+
+
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
+
+
 def _eval(node: cst.BaseExpression, env: Mapping[str, Any]) -> Any:
-    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
-        return ast.literal_eval(node.value)
-    if isinstance(node, cst.Name):
+    kind = type(node)  # `type() in`, not `isinstance`: ABCMeta is slow on this path
+    if kind in _LITERALS:
+        return _literal(node.value)  # type: ignore[attr-defined]
+    if kind is cst.Name:
         if node.value in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[node.value]
         return env.get(node.value, UNKNOWN)

@@ -22,6 +22,7 @@ from triton_lint.model.callers import (
     qualified_name,
 )
 from triton_lint.model.ctx_flags import flag_tests
+from triton_lint.model.host_reads import host_digest, whole_digest
 from triton_lint.model.host_text import relevant_text, wanted_names
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.launches import find_launches_in
@@ -32,18 +33,20 @@ from triton_lint.source import decode
 HostBuilder = Callable[[str, str, cst.Module, str], ModuleModel]
 #: Host models kept per process (least recently used dropped first).
 MAX_SHARED_HOSTS = 64
-_HOSTS: OrderedDict[tuple[str, str, bytes, frozenset[str]], ModuleModel | None] = OrderedDict()
+#: A host model and the digest of what it read of its file (`triton_lint.model.host_reads`).
+Host = tuple[ModuleModel | None, str]
+_HOSTS: OrderedDict[tuple[str, str, bytes, frozenset[str]], Host] = OrderedDict()
 
 
 def find_foreign_launches(model: ModuleModel, build_host: HostBuilder) -> None:
     """Add the project's launches of ``model``'s kernels and the caller facts of every launch."""
     project = model.project or ProjectContext()
-    hosts: dict[str, ModuleModel | None] = {model.path: model}
+    hosts: dict[str, Host] = {model.path: (model, "")}
 
     def host(path: str) -> ModuleModel | None:
         if path not in hosts:
             hosts[path] = _parse(path, project.sources.get(path), model, build_host)
-        return hosts[path]
+        return hosts[path][0]
 
     for path in sorted(set(project.kernel_refs) | set(project.dispatch_refs)):
         launching = host(path)
@@ -53,6 +56,20 @@ def find_foreign_launches(model: ModuleModel, build_host: HostBuilder) -> None:
     callers = CallerIndex(model, host)
     for site in model.launches:
         _add_caller_facts(model, site, callers)
+    model.reads = {
+        path: _read(parsed, digest, project.sources[path])
+        for path, (parsed, digest) in hosts.items()
+        if path in project.sources
+    }
+
+
+def _read(host: ModuleModel | None, digest: str, data: bytes) -> str:
+    """What the lint read of another file: its relevant part (``digest``), or all of it
+    where an autograd flag's helper was parsed from the whole file (`ctx_flags`): that
+    host's memo says so (it is shared, so an earlier lint's read counts too)."""
+    if host is not None and any(key[0] == "returned helper" for key in host.memo):
+        return whole_digest(data)
+    return digest
 
 
 def _add_caller_facts(model: ModuleModel, site: LaunchSite, callers: CallerIndex) -> None:
@@ -105,28 +122,32 @@ def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
     return [*params.posonly_params, *params.params, *params.kwonly_params]
 
 
-def _parse(
-    path: str, data: bytes | None, model: ModuleModel, build_host: HostBuilder
-) -> ModuleModel | None:
+def _parse(path: str, data: bytes | None, model: ModuleModel, build_host: HostBuilder) -> Host:
     """The host model of the part of another file this kernel file's facts read
     (`triton_lint.model.host_text`), shared by the kernel files one process lints that read
     the same part: host models are read, never changed, by the lints that share them."""
     if data is None or model.project is None:
-        return None
+        return None, ""
     names = model.project.host_names.get(path) or wanted_names(model.project, path)
     key = (path, model.target_version, data, names)
     if key in _HOSTS:
         _HOSTS.move_to_end(key)
         return _HOSTS[key]
     try:
-        text, blank = relevant_text(decode(data), names)
+        whole = decode(data)
+    except (SyntaxError, UnicodeError, LookupError):
+        _HOSTS[key] = (None, whole_digest(data))
+        return _HOSTS[key]
+    text, blank = relevant_text(whole, names)
+    digest = host_digest(whole, text, blank)
+    try:
         module = cst.parse_module(text)
     except (SyntaxError, UnicodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         host = None
     else:
         host = build_host(path, text, module, model.target_version)
         host.module_names |= blank
-    _HOSTS[key] = host
+    _HOSTS[key] = (host, digest)
     while len(_HOSTS) > MAX_SHARED_HOSTS:
         _HOSTS.popitem(last=False)
-    return host
+    return _HOSTS[key]

@@ -424,6 +424,8 @@ class ModuleModel:
         #: (reader, id(node of this file)) -> what a host reader found there, read once
         #: though several launches and callers ask (`triton_lint.model.host.function_facts`)
         self.memo: dict[tuple[str, int], Any] = {}
+        #: Other file -> digest of what the lint read of it (`triton_lint.model.host_reads`)
+        self.reads: dict[str, str] = {}
 
     @property
     def launches(self) -> list[LaunchSite]:

@@ -31,21 +31,23 @@ class ProjectContext:
     #: Display path -> the names every kernel file's facts look up in it (launches and calls):
     #: the part of the file parsed (`triton_lint.model.host_text`), the same for every kernel
     #: file so that one parse serves them all. It decides what is parsed, not what is found
-    #: (each lint looks up only its own names), so the digest leaves it out.
+    #: (each lint looks up only its own names).
     host_names: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def digest(self) -> str:
-        """Changes when any file these facts come from changes (the results cache keys on it)."""
+        """Changes when these facts' shape changes: which files they come from, the names they
+        are found by, the callers followed, the part of each file parsed. Not the files'
+        content: a lint records the digest of what it read of each (`FileResult.reads`), and
+        the results cache checks those against the files as they are now."""
         hasher = hashlib.blake2b(digest_size=16)
-        for display in sorted(self.sources):
-            hasher.update(display.encode() + b"\0")
-            hasher.update(hashlib.blake2b(self.sources[display], digest_size=16).digest())
+        hasher.update("\0".join(sorted(self.sources)).encode())
         hasher.update(repr(sorted(self.kernel_refs.items())).encode())
         hasher.update(repr(sorted(self.dispatch_refs.items())).encode())
         hasher.update(
             repr(sorted((k, sorted(v.items())) for k, v in self.callers.items())).encode()
         )
         hasher.update(repr(sorted(self.unbounded)).encode())
+        hasher.update(repr(sorted((k, sorted(v)) for k, v in self.host_names.items())).encode())
         return hasher.hexdigest()
 
     def __bool__(self) -> bool:

@@ -3,11 +3,16 @@ file needs linted, and which file each finding is reported in."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Iterator
+from functools import cache
 from pathlib import Path
 
 from triton_lint.engine import FileResult
+from triton_lint.model.host_reads import WHOLE, read_digest, whole_digest
+from triton_lint.model.host_text import wanted_names
+from triton_lint.model.project import ProjectContext
 from triton_lint.project.index import ProjectIndex, Store
 from triton_lint.workers import FileJob
 
@@ -32,14 +37,29 @@ def project_index(
 ) -> ProjectIndex:
     """The index of the files asked for and the other files of their project (``store``:
     what an earlier run read of unchanged files)."""
-    entries = [(str(path), path.resolve(), data) for path, data in asked.items()]
+    entries = [(str(path), resolved_file(path), data) for path, data in asked.items()]
     for path in others:
         try:
             data = path.read_bytes()
         except OSError:
             continue
-        entries.append((_display(path), path.resolve(), data))
+        entries.append((_display(path), resolved_file(path), data))
     return ProjectIndex(entries, store)
+
+
+def resolved_file(path: Path) -> Path:
+    """``path.resolve()``, resolving each directory once (a run reads thousands of files of
+    a few hundred directories, and resolving stats every component of the path)."""
+    if path.is_symlink():
+        return path.resolve()
+    return _resolved_directory(os.getcwd(), path.parent) / path.name
+
+
+@cache
+def _resolved_directory(cwd: str, directory: Path) -> Path:
+    """``directory`` resolved from ``cwd`` (a relative one means another directory after a
+    change of the working directory: an editor's server, a test)."""
+    return (Path(cwd) / directory).resolve()
 
 
 def _display(path: Path) -> str:
@@ -83,3 +103,50 @@ def route_findings(
                 result.findings + moved[result.path], key=lambda f: f.sort_key()
             )
         yield job, result
+
+
+def reads_hold(reads: dict[str, str], project: ProjectContext | None, store: Store) -> bool:
+    """Whether a cached result's reads of other files (`FileResult.reads`) read the same
+    now: an edit to a part of a launching file its kernels' lint did not parse (another
+    function, a comment there) re-lints nothing."""
+    for path, digest in reads.items():
+        data = project.sources.get(path) if project is not None else None
+        if data is None or _current_read(path, data, project, store, digest) != digest:
+            return False
+    return True
+
+
+def remember_reads(reads: dict[str, str], project: ProjectContext | None, store: Store) -> None:
+    """Keep the digests a lint computed of the files it read (the next run checks against
+    them without parsing those files again)."""
+    for path, digest in reads.items():
+        data = project.sources.get(path) if project is not None else None
+        if data is not None and not digest.startswith(WHOLE):
+            key = _read_key(path, data, project)  # type: ignore[arg-type]
+            store.entries[key] = digest
+            store.used.add(key)
+            store.changed = True
+
+
+def _current_read(
+    path: str, data: bytes, project: ProjectContext | None, store: Store, digest: str
+) -> str:
+    if digest.startswith(WHOLE) or project is None:
+        return whole_digest(data)
+    key = _read_key(path, data, project)
+    store.used.add(key)
+    if key not in store.entries:
+        store.entries[key] = read_digest(data, _names(path, project))
+        store.changed = True
+    return store.entries[key]
+
+
+def _read_key(path: str, data: bytes, project: ProjectContext) -> str:
+    names = ",".join(sorted(_names(path, project)))
+    content = hashlib.blake2b(data, digest_size=16).hexdigest()
+    return f"r:{content}:{hashlib.blake2b(names.encode(), digest_size=8).hexdigest()}"
+
+
+def _names(path: str, project: ProjectContext) -> frozenset[str]:
+    """The names the part of ``path`` a lint parses is chosen by (as `model.foreign`)."""
+    return project.host_names.get(path) or wanted_names(project, path)
