@@ -9,6 +9,7 @@ import libcst as cst
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.calls import is_loop_header, is_opaque, tl_short
 from triton_lint.model.dependencies import Dependencies
+from triton_lint.model.fixed_constexprs import FixedConstexprs
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.lane_values import classify
 from triton_lint.model.masks import expanded_axis
@@ -67,10 +68,12 @@ the diagonal, so once a chunk's decays add up past 88 that half is `inf`, and `i
 masked position is NaN in the `tl.dot` it reaches (mamba clamped it with `tl.minimum(..., 0)`).
 It is reported when no `tl.where` selects the valid half and no clamp bounds it before the
 sum; a `tl.where` under a compile-time flag (`if IS_CAUSAL:`) leaves the other
-specialisation unguarded. Helpers imported under an exponential's name (fla's `exp2`, vLLM's
-`fast_exp`) count for this form. And a softplus written `log(1 + exp(x))` is `inf` for
-x > 88 where the answer is x; it is reported unless a `tl.where` on the input takes the large
-values another way (`where(x <= 20, log(1 + exp(x)), x)`)."""
+specialisation unguarded, unless every launch in the project passes the same literal for the
+flag (sglang's mamba chunk scan is launched with `IS_CAUSAL=True` only). Helpers imported under
+an exponential's name (fla's `exp2`, vLLM's `fast_exp`) count for this form. And a softplus
+written `log(1 + exp(x))` is `inf` for x > 88 where the answer is x; it is reported unless a
+`tl.where` on the input takes the large values another way (`where(x <= 20, log(1 + exp(x)),
+x)`)."""
     fix = """\
 Subtract the row maximum before exponentiating: `z = x - tl.max(x, axis=0)`,
 `num = tl.exp(z)`, `out = num / tl.sum(num, axis=0)`; in an online softmax subtract the running
@@ -291,7 +294,8 @@ def _terms_and_factors(kernel: Kernel, expr: cst.BaseExpression) -> Iterator[cst
 def _reaching_sums_unselected(kernel: Kernel) -> set[int]:
     """Exp calls whose values reach a ``tl.sum`` or ``tl.dot`` operand through products and
     casts without passing through a ``tl.where`` (which discards the lanes it masks off,
-    ``inf`` included) or a clamp."""
+    ``inf`` included) or a clamp. An ``if FLAG:`` arm that every launch's constexpr value
+    selects always runs (`FixedConstexprs`): its ``where`` guards every path."""
 
     def selects(node: cst.CSTNode) -> bool:
         return isinstance(node, cst.Call) and tl_short(kernel, node) in (
@@ -301,12 +305,13 @@ def _reaching_sums_unselected(kernel: Kernel) -> set[int]:
         )
 
     found: set[int] = set()
+    live = kernel.facts(FixedConstexprs).reaching
     for reduction in reductions(kernel):
         if reduction.kind not in ("sum", "dot"):
             continue
         for operand in reduction.operands:
             for node in kernel.facts(Dependencies).closure(
-                operand, values_only=True, stop_below=selects
+                operand, values_only=True, stop_below=selects, definitions=live
             ):
                 if isinstance(node, cst.Call) and _exp_name(kernel, node):
                     found.add(id(node))
