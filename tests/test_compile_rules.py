@@ -265,3 +265,15 @@ def test_tl103_relies_on_the_zero_fill_is_info_and_a_wrong_value_is_an_error():
     assert info.endswith("add `other=0.0` to make it explicit")
     assert "even the 0 the backends fill them with is not neutral" in found[3].message
     assert all(f.fix is not None for f in found[:3])
+
+
+def test_tl301_pairwise_decay_is_information_where_every_launch_selects_the_guard():
+    """`if IS_CAUSAL: cb = tl.where(...)` with every launch passing `IS_CAUSAL=True`: the
+    compiled kernel discards the overflow (info); launched both ways it is an error."""
+    text = (FIXTURES / "TL301" / "bad_pairwise_decay_launched_causal.py").read_text()
+    (finding,) = _run("TL301", text, "3.9")
+    assert (finding.line, finding.severity.value) == (18, "info")
+    assert "(info: every launch in the project passes the compile-time flag" in finding.message
+    both = (FIXTURES / "TL301" / "bad_pairwise_decay.py").read_text()
+    found = [(f.line, f.severity.value) for f in _run("TL301", both, "3.9")]
+    assert found == [(19, "error"), (30, "error"), (44, "error")]
