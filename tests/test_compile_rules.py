@@ -105,14 +105,22 @@ def test_tl207_severity_follows_the_target():
 
 
 def test_tl207_names_the_operator_triton_deprecates():
-    """Compiled Triton 3.9 deprecates `and`/`or` on blocks; `not` compiles elementwise, so
-    its message names the interpreter, not a deprecation."""
+    """Compiled Triton 3.9 deprecates `and`/`or` on blocks (a warning); `not` compiles
+    elementwise, so it is information that names the interpreter, not a deprecation."""
     text = (FIXTURES / "TL207" / "bad_mask_and.py").read_text()
-    found = {f.line: f.message for f in _run("TL207", text, "3.9")}
-    assert sorted(found) == [9, 11, 12]
+    findings = _run("TL207", text, "3.9")
+    found = {f.line: f.message for f in findings}
+    assert [(f.line, f.severity.value) for f in findings] == [
+        (9, "warning"),
+        (11, "warning"),
+        (12, "info"),
+    ]
     assert "deprecates `and`/`or`" in found[9] and "deprecates `and`/`or`" in found[11]
     assert "deprecat" not in found[12]
-    assert "compiled Triton applies it elementwise" in found[12] and "`~`" in found[12]
+    assert "correct when compiled" in found[12] and "wrong under `TRITON_INTERPRET=1`" in found[12]
+    assert "`~`" in found[12]
+    # `not` compiles elementwise on every tabled release: information on 3.3 too
+    assert ("3.3", "info") in {("3.3", f.severity.value) for f in _run("TL207", text, "3.3")}
 
 
 def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
@@ -257,3 +265,15 @@ def test_tl103_relies_on_the_zero_fill_is_info_and_a_wrong_value_is_an_error():
     assert info.endswith("add `other=0.0` to make it explicit")
     assert "even the 0 the backends fill them with is not neutral" in found[3].message
     assert all(f.fix is not None for f in found[:3])
+
+
+def test_tl301_pairwise_decay_is_information_where_every_launch_selects_the_guard():
+    """`if IS_CAUSAL: cb = tl.where(...)` with every launch passing `IS_CAUSAL=True`: the
+    compiled kernel discards the overflow (info); launched both ways it is an error."""
+    text = (FIXTURES / "TL301" / "bad_pairwise_decay_launched_causal.py").read_text()
+    (finding,) = _run("TL301", text, "3.9")
+    assert (finding.line, finding.severity.value) == (18, "info")
+    assert "(info: every launch in the project passes the compile-time flag" in finding.message
+    both = (FIXTURES / "TL301" / "bad_pairwise_decay.py").read_text()
+    found = [(f.line, f.severity.value) for f in _run("TL301", both, "3.9")]
+    assert found == [(19, "error"), (30, "error"), (44, "error")]

@@ -34,6 +34,7 @@ class Dependencies:
         values_only: bool = False,
         control: bool = False,
         stop_below: Callable[[cst.CSTNode], bool] | None = None,
+        definitions: Callable[[cst.Name], list[Definition]] | None = None,
     ) -> Iterator[cst.CSTNode]:
         """Every node ``expr`` is computed from, following reaching definitions of names.
 
@@ -44,7 +45,9 @@ class Dependencies:
         the pointer and mask of a
         load (the loaded value does not depend on the address arithmetic) nor subscripts.
         ``stop_below(node)`` True yields ``node`` but not what it is computed from.
+        ``definitions`` replaces `Reaching.reaching` (a view that drops dead arms).
         """
+        reaching = definitions or self.reaching.reaching
         pending = Worklist(expr)
         for node in pending:
             yield node
@@ -52,7 +55,7 @@ class Dependencies:
                 continue
             kind = type(node)  # `type() is`, not `isinstance`: ABCMeta is slow on this path
             if kind is cst.Name:
-                for definition in self.reaching.reaching(node):
+                for definition in reaching(node):
                     if definition.value is not None:
                         pending.append(definition.value)
                     if control:  # `if pid_y == 0: off = a`: `off` depends on the test

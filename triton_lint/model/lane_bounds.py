@@ -29,6 +29,7 @@ import libcst as cst
 
 from triton_lint.model.calls import is_opaque, keyword_arg, tl_short
 from triton_lint.model.dependencies import Dependencies
+from triton_lint.model.earlier_tiles import earlier_tiles_only
 from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
 from triton_lint.model.masks import Masks
 from triton_lint.model.provenance import Prov, Provenance
@@ -264,7 +265,9 @@ class LaneBounds:
                 continue  # the same lanes at a coordinate read from memory: another dimension
             if self._peeled(access, bound.access) or self._other_arm(access, bound.access):
                 continue
-            if self._whole_tiles_only(access, bound.limits):
+            if self._whole_tiles_only(access, bound.limits) or earlier_tiles_only(
+                self.kernel, access, bound.loop_shifts, bound.limits
+            ):
                 continue
             if bound.shifts and not bound.shifts & shifts:
                 # the same lanes at another tile coordinate: a tile-major destination such

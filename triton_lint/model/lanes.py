@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from triton_lint.model.calls import tl_short
+from triton_lint.model.calls import keyword_arg, tl_short
+from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.evaluate import evaluate
 from triton_lint.model.kernel import Definition, Kernel, MemoryAccess
 from triton_lint.model.lane_direction import filled_where_true, scaled_absmin
@@ -27,7 +28,7 @@ from triton_lint.model.lane_values import (
     map_lanes,
 )
 from triton_lint.model.layouts import Layouts
-from triton_lint.model.masks import Masks
+from triton_lint.model.masks import Masks, expanded_axis
 from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reaching import Reaching
@@ -35,6 +36,8 @@ from triton_lint.model.reductions import REDUCTIONS
 from triton_lint.model.signs import loads_non_negative_buffer
 
 _EXP = {"exp", "exp2", "fast_expf", "expf"}
+#: Provenance of a value that differs from lane to lane.
+_PER_LANE = Prov.TENSOR | Prov.LOADED | Prov.ARANGE | Prov.WRAPPED
 
 
 class MaskedLanes:
@@ -213,37 +216,12 @@ class MaskedLanes:
         constant = constant_class(self.kernel, node)
         if constant is not None:
             return constant
-        if self._is_broadcast(node, 4):
+        if is_broadcast(self.kernel, node, 4):
             return None
         flags = self.prov.of(node)
-        if not flags & (Prov.TENSOR | Prov.LOADED | Prov.ARANGE | Prov.WRAPPED):
+        if not flags & _PER_LANE:
             return None  # parameters and program ids: scalars
         return "tensor"
-
-    def _is_broadcast(self, node: cst.BaseExpression, depth: int) -> bool:
-        """A reduction result (``mean = tl.sum(x) / n``, ``m[:, None]``) or a scalar load."""
-        if depth <= 0:
-            return False
-        if isinstance(node, cst.Subscript):
-            return self._is_broadcast(node.value, depth - 1)
-        if isinstance(node, cst.BinaryOperation):
-            return self._is_broadcast(node.left, depth - 1) or self._is_broadcast(
-                node.right, depth - 1
-            )
-        if isinstance(node, cst.Name):
-            values = self.reaching.definition_values(node)
-            return bool(values) and all(self._is_broadcast(value, depth - 1) for _, value in values)
-        if isinstance(node, cst.Call):
-            short = tl_short(self.kernel, node)
-            if short in REDUCTIONS and short not in ("dot", "dot_scaled", "cumsum", "cumprod"):
-                return True
-            access = self.kernel.access_for_call(node)
-            if access is not None and access.kind == "load" and access.pointer is not None:
-                pointer = self.prov.of(access.pointer)
-                return not pointer & (Prov.ARANGE | Prov.WRAPPED | Prov.BLOCK_PTR | Prov.DESCRIPTOR)
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cast"):
-                return self._is_broadcast(node.func.value, depth - 1)
-        return False
 
     def _call_lanes(self, call: cst.Call) -> dict[int, frozenset[str]]:
         kernel = self.kernel
@@ -320,3 +298,58 @@ class MaskedLanes:
             if len(args) == 3 and self.masks.is_lane_mask(args[0]):
                 return classify(self.kernel, args[2])
         return None
+
+
+def is_broadcast(
+    kernel: Kernel, node: cst.BaseExpression, depth: int, expanded: bool = False
+) -> bool:
+    """The same value in every lane: a reduction result (``mean = tl.sum(x) / n``, ``m[:,
+    None]``) or a scalar load. A reduction of a 2-D tile along one axis (``tl.sum(w[:, None] *
+    tile, axis=0)``) keeps the other axis's lanes unless it is expanded again (``expanded``:
+    reached through ``[:, None]``)."""
+    if depth <= 0:
+        return False
+    prov = kernel.facts(Provenance)
+    if isinstance(node, cst.Subscript):
+        widened = expanded or expanded_axis(node) is not None
+        return is_broadcast(kernel, node.value, depth - 1, widened)
+    if isinstance(node, cst.BinaryOperation):
+        # every operand a broadcast or a scalar (`tl.sum(x) / n`); a product with a per-lane
+        # tensor (`p * tl.sum(x)[:, None]`) is per-lane
+        sides = (node.left, node.right)
+        broadcast = [is_broadcast(kernel, side, depth - 1, expanded) for side in sides]
+        return any(broadcast) and all(
+            b or not prov.of(side) & _PER_LANE for b, side in zip(broadcast, sides, strict=True)
+        )
+    if isinstance(node, cst.Name):
+        values = kernel.facts(Reaching).definition_values(node)
+        return bool(values) and all(
+            is_broadcast(kernel, value, depth - 1, expanded) for _, value in values
+        )
+    if isinstance(node, cst.Call):
+        short = tl_short(kernel, node)
+        if short in REDUCTIONS and short not in ("dot", "dot_scaled", "cumsum", "cumprod"):
+            return expanded or not _keeps_lanes(kernel, node)
+        access = kernel.access_for_call(node)
+        if access is not None and access.kind == "load" and access.pointer is not None:
+            pointer = prov.of(access.pointer)
+            return not pointer & (Prov.ARANGE | Prov.WRAPPED | Prov.BLOCK_PTR | Prov.DESCRIPTOR)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("to", "cast"):
+            return is_broadcast(kernel, node.func.value, depth - 1, expanded)
+    return False
+
+
+def _keeps_lanes(kernel: Kernel, reduction: cst.Call) -> bool:
+    """A reduction along one axis of a 2-D operand (one built from ``x[:, None]`` or
+    ``x[None, :]``): its result is a vector along the other axis."""
+    axis = keyword_arg(reduction, "axis")
+    positional = [a.value for a in reduction.args if a.keyword is None]
+    if axis is None and len(positional) >= 2:
+        axis = positional[1]
+    if axis is None or evaluate(axis) is None or not positional:
+        return False
+    return any(
+        expanded_axis(node) is not None
+        for node in kernel.facts(Dependencies).closure(positional[0])
+        if isinstance(node, cst.Subscript)
+    )

@@ -64,8 +64,10 @@ def reductions(kernel: Kernel) -> list[Reduction]:
             if not args:
                 continue
             operands = (args[0].value,)
-            if short in ("dot", "dot_scaled") and len(args) > 1:
+            if short == "dot" and len(args) > 1:
                 operands = (args[0].value, args[1].value)
+            elif short == "dot_scaled":
+                operands = _scaled_operands(call, args)
             axis = keyword_arg(call, "axis")
             if axis is None and short not in ("dot", "dot_scaled") and len(args) > 1:
                 axis = args[1].value
@@ -82,6 +84,14 @@ def reductions(kernel: Kernel) -> list[Reduction]:
             axis = keyword_arg(call, "axis") or (args[0].value if args else None)
             found.append(Reduction(call, op, REDUCTIONS[op], (call.func.value,), _axis_value(axis)))
     return found
+
+
+def _scaled_operands(call: cst.Call, args: list[cst.Arg]) -> tuple[cst.BaseExpression, ...]:
+    """The two matrices of ``tl.dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, ...)``:
+    a scale multiplies its matrix's values (a scale fill of 127 is 2**0 on a 0 value), so
+    only the matrices' masked lanes reach the sum."""
+    rhs = args[3].value if len(args) > 3 else keyword_arg(call, "rhs")
+    return (args[0].value,) if rhs is None else (args[0].value, rhs)
 
 
 def _axis_value(node: cst.BaseExpression | None) -> Any:

@@ -17,6 +17,7 @@ from triton_lint.model.calls import (
     tl_short,
 )
 from triton_lint.model.dependencies import Dependencies
+from triton_lint.model.earlier_tiles import ceil_division
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
 from triton_lint.model.lane_bounds import Evidence, LaneBounds
@@ -152,7 +153,8 @@ def _rounded_up_grid(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
         for axis, dim in enumerate(site.grid_dims or []):
             if axis not in axes:
                 continue
-            numerator = _ceil_division(dim)
+            division = ceil_division(dim)
+            numerator = division[0] if division is not None else None
             if numerator is None or evaluate(numerator) is not UNKNOWN:
                 continue  # a fixed extent (`cdiv(512, bd)`): its tiling is the author's choice
             if _divisibility_checked(site, numerator):
@@ -385,23 +387,6 @@ def _host_texts(kernel: Kernel, params: set[str]) -> set[str]:
 
 #: Calls that keep lanes an affine function of ``tl.arange`` and the program id (casts too).
 _AFFINE_CALLS = {"arange", "multiple_of", "max_contiguous", "max_constancy"}
-
-
-def _ceil_division(expr: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The numerator of a ``cdiv(n, b)`` or ``(n + b - 1) // b`` inside ``expr``."""
-    for node in iter_nodes(expr):
-        name = dotted_name(node.func) if isinstance(node, cst.Call) else None
-        if name is not None and name.endswith("cdiv") and node.args:
-            return node.args[0].value
-        if (
-            isinstance(node, cst.BinaryOperation)
-            and isinstance(node.operator, cst.FloorDivide)
-            and isinstance(node.left, cst.BinaryOperation)
-            and isinstance(node.left.operator, cst.Subtract)
-            and evaluate(node.left.right) == 1
-        ):
-            return node.left.left
-    return None
 
 
 def _divisibility_checked(site: LaunchSite, numerator: cst.BaseExpression) -> bool:

@@ -48,8 +48,11 @@ a host `assert K % BLOCK_K == 0` at the launch, a size rounded down to whole til
 BLOCK_K`, `N - N % BLOCK`), a compile-time size, or lanes clamped on the way. It leaves alone
 loads in a different arm of the branch that holds the masked access (`if EVEN:`), loads in a
 loop the masked access is not in (whole tiles, with the tail peeled off), loads under a runtime
-test of the bound, and lanes brought back into range by `%`, `//`, `minimum`, `tl.where` or a
-reduction. Unmasked loads the kernel gives no sign about are TL106 (off by default)."""
+test of the bound, loads of the tiles before the program's own (`for s in range(0, pid * BLOCK,
+BLOCK)` with lanes `s + tl.arange(0, BLOCK)`, where every launch sizes the grid `cdiv(n,
+BLOCK)` with `n` the bound the mask compares: those tiles are whole), and lanes brought back
+into range by `%`, `//`, `minimum`, `tl.where` or a reduction. Unmasked loads the kernel gives
+no sign about are TL106 (off by default)."""
     fix = """\
 Pass the mask the other access uses, and an `other=` value that is neutral for what the value
 feeds (0 for sums, `-inf` for maxima): `tl.load(x_ptr + offs, mask=offs < n, other=0.0)`. For

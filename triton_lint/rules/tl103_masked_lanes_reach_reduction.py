@@ -62,6 +62,11 @@ A 0 fill is neutral for the max of values that cannot be negative: an integer 0 
 counts, indices), a buffer that the last earlier launch of the host function filled with
 values >= 0 (a first-stage kernel's `tl.max(tl.abs(x))` partial norms), or the 0 that `exp`
 makes of a `-inf` fill, also once scaled by a value >= 0 (`p / tl.sum(p)`).
+Only a value that is the same in every lane shifts a 0 fill (`x - mean`, `x - m[:, None]`): a
+per-lane term (`g - p * tl.sum(g, axis=1)[:, None]`, a column sum `tl.sum(w[:, None] * tile,
+axis=0)` of a tile masked the same way) may be 0 there too, so it is not reported. The scales
+of `tl.dot_scaled` multiply their matrices' values (a 127 scale fill is 2**0 times a 0 value):
+only the two matrices are its operands.
 Two tiers. An error where the lanes reach the reduction with a value that is not neutral even
 if they held 0: a non-neutral `other=`, or a load without `other=` whose 0 becomes non-neutral
 on the way (`x - mean`, `exp(x)`, `1 - x`, the `tl.max` of values that can be negative).

@@ -30,9 +30,10 @@ tensors"; `not` calls the tensor's elementwise `__not__`, without a warning), an
 interpreter (`TRITON_INTERPRET=1`) applies Python's operators: `and` keeps one operand, so
 `mask = (rm[:, None] < M) and (rn[None, :] < N)` becomes one of the two masks, the mask loses
 a dimension and the kernel reads out of bounds; `not mask` is one scalar for the whole block.
-Reported as an error where the target Triton rejects the expression, a warning otherwise;
-operands that are all constexpr, and scalar conditions on targets that accept them, are left
-alone."""
+Reported as an error where the target Triton rejects the expression, a warning for `and`/`or`
+on blocks, and information for `not` on a block (correct when compiled, wrong only under the
+interpreter); operands that are all constexpr, and scalar conditions on targets that accept
+them, are left alone."""
     fix = """\
 Use the elementwise operators and parenthesize the comparisons:
 `mask = (rm[:, None] < M) & (rn[None, :] < N)`; `~mask` for `not mask`."""
@@ -101,18 +102,23 @@ def copy_tile(
                     severity=Severity.ERROR,
                 )
                 continue
+            if op.operator == "not":
+                yield self.finding(kernel, op.node, _NOT_MESSAGE, severity=Severity.INFO)
+                continue
             yield self.finding(kernel, op.node, _message(op.operator))
 
 
+#: Compiled Triton calls the tensor's `__not__` (elementwise, no warning) on every version; only
+#: the interpreter applies Python's `not`, so the finding is information.
+_NOT_MESSAGE = (
+    "Python `not` on a block tensor: correct when compiled (Triton applies it elementwise), "
+    "wrong under `TRITON_INTERPRET=1`, where Python's `not` gives one scalar for the whole "
+    "block; use `~`"
+)
+
+
 def _message(operator: str) -> str:
-    """Compiled Triton deprecates only `and`/`or` on blocks (`not` calls the tensor's
-    `__not__`, elementwise, without a warning); the interpreter breaks all three."""
-    if operator == "not":
-        return (
-            "Python `not` on a block tensor: compiled Triton applies it elementwise, but the "
-            "interpreter (`TRITON_INTERPRET=1`) applies Python's `not` to the whole tensor and "
-            "gives one scalar; use `~`"
-        )
+    """Compiled Triton deprecates `and`/`or` on blocks; the interpreter keeps one operand."""
     return (
         f"Python `{operator}` on a block tensor: Triton deprecates `and`/`or` on non-scalar "
         "tensors, and the interpreter keeps only one operand (Python semantics); use "

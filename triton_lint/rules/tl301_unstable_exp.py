@@ -9,6 +9,7 @@ import libcst as cst
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.calls import is_loop_header, is_opaque, tl_short
 from triton_lint.model.dependencies import Dependencies
+from triton_lint.model.fixed_constexprs import FixedConstexprs
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.lane_values import classify
 from triton_lint.model.masks import expanded_axis
@@ -40,6 +41,14 @@ _BOUNDING = {
 }
 
 
+#: Why a pairwise decay whose guard every launch selects is information.
+_UNLAUNCHED = (
+    " (info: every launch in the project passes the compile-time flag whose `tl.where` "
+    "selects the valid half, so the compiled specialisations discard the overflow; the "
+    "other one still sums it)"
+)
+
+
 class UnstableExp(Rule):
     code = "TL301"
     name = "unstable-exp"
@@ -67,10 +76,13 @@ the diagonal, so once a chunk's decays add up past 88 that half is `inf`, and `i
 masked position is NaN in the `tl.dot` it reaches (mamba clamped it with `tl.minimum(..., 0)`).
 It is reported when no `tl.where` selects the valid half and no clamp bounds it before the
 sum; a `tl.where` under a compile-time flag (`if IS_CAUSAL:`) leaves the other
-specialisation unguarded. Helpers imported under an exponential's name (fla's `exp2`, vLLM's
-`fast_exp`) count for this form. And a softplus written `log(1 + exp(x))` is `inf` for
-x > 88 where the answer is x; it is reported unless a `tl.where` on the input takes the large
-values another way (`where(x <= 20, log(1 + exp(x)), x)`)."""
+specialisation unguarded; where every launch in the project passes the literal that selects the
+`tl.where` (sglang's mamba chunk scan is launched with `IS_CAUSAL=True` only), the finding is
+information: the compiled kernels are correct, the clamp upstream added is defensive. Helpers
+imported under an exponential's name (fla's `exp2`, vLLM's `fast_exp`) count for this form. And
+a softplus written `log(1 + exp(x))` is `inf` for x > 88 where the answer is x; it is reported
+unless a `tl.where` on the input takes the large values another way (`where(x <= 20, log(1 +
+exp(x)), x)`)."""
     fix = """\
 Subtract the row maximum before exponentiating: `z = x - tl.max(x, axis=0)`,
 `num = tl.exp(z)`, `out = num / tl.sum(num, axis=0)`; in an online softmax subtract the running
@@ -120,6 +132,7 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                     )
         divided = _divided_by_themselves(kernel)
         unselected = _reaching_sums_unselected(kernel)
+        launched = _reaching_sums_unselected(kernel, launched_only=True) if unselected else set()
         softplus = _softplus_terms(kernel)
         for site in kernel.calls:
             call = site.node
@@ -139,7 +152,9 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                     "positive on half the tile and overflows to inf once the values drift "
                     "apart (a cumulative sum over a long chunk); `inf * 0` then puts NaN in the "
                     "sum it reaches. Clamp it (`tl.minimum(a[:, None] - b[None, :], 0.0)`) or "
-                    "select the valid half with `tl.where(causal, ..., 0.0)`",
+                    "select the valid half with `tl.where(causal, ..., 0.0)`"
+                    + ("" if id(call) in launched else _UNLAUNCHED),
+                    severity=None if id(call) in launched else Severity.INFO,
                 )
                 continue
             if id(call) not in summed and id(call) not in divided and id(call) not in softplus:
@@ -288,10 +303,12 @@ def _terms_and_factors(kernel: Kernel, expr: cst.BaseExpression) -> Iterator[cst
                 pending.extend((term.left, term.right))
 
 
-def _reaching_sums_unselected(kernel: Kernel) -> set[int]:
+def _reaching_sums_unselected(kernel: Kernel, launched_only: bool = False) -> set[int]:
     """Exp calls whose values reach a ``tl.sum`` or ``tl.dot`` operand through products and
     casts without passing through a ``tl.where`` (which discards the lanes it masks off,
-    ``inf`` included) or a clamp."""
+    ``inf`` included) or a clamp. With ``launched_only``, an ``if FLAG:`` arm that every
+    launch's constexpr value selects always runs (`FixedConstexprs`): its ``where`` guards
+    every path of the specialisations the project compiles."""
 
     def selects(node: cst.CSTNode) -> bool:
         return isinstance(node, cst.Call) and tl_short(kernel, node) in (
@@ -301,12 +318,13 @@ def _reaching_sums_unselected(kernel: Kernel) -> set[int]:
         )
 
     found: set[int] = set()
+    live = kernel.facts(FixedConstexprs).reaching if launched_only else None
     for reduction in reductions(kernel):
         if reduction.kind not in ("sum", "dot"):
             continue
         for operand in reduction.operands:
             for node in kernel.facts(Dependencies).closure(
-                operand, values_only=True, stop_below=selects
+                operand, values_only=True, stop_below=selects, definitions=live
             ):
                 if isinstance(node, cst.Call) and _exp_name(kernel, node):
                     found.add(id(node))
