@@ -115,13 +115,23 @@ def test_tl207_names_the_operator_triton_deprecates():
     assert "compiled Triton applies it elementwise" in found[12] and "`~`" in found[12]
 
 
+_NAMED_TOKENS = (
+    "grid axis 1 is a size that grows with tokens (`num_tokens`, a length or token count by "
+    "its name)"
+)
+
+
 def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
     text = (FIXTURES / "TL209" / "bad_grids.py").read_text()
     found = {
         (f.line, f.severity.value, f.message.split(":")[0]) for f in _run("TL209", text, "3.9")
     }
     assert found == {
-        (21, "warning", "grid axis 1 is a size that grows with tokens (`num_tokens`)"),
+        (
+            21,
+            "warning",
+            _NAMED_TOKENS,
+        ),
         (21, "info", "grid axis 2 is a batch size (`batch`)"),
         (24, "info", "grid axis 1 is a product of sequences and heads (`batch` x `num_heads`)"),
         (26, "info", "grid axis 1 is a `cdiv` of a token/row count (`seq_len`)"),
@@ -134,8 +144,16 @@ def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
         (34, "error", "grid axis 1 is 70000"),
         (36, "info", "grid axis 1 is a batch size (`batch`)"),
         # the `else` arm of `if use_short:` and `if num_tokens > 4096:` have no bound
-        (50, "warning", "grid axis 1 is a size that grows with tokens (`num_tokens`)"),
-        (52, "warning", "grid axis 1 is a size that grows with tokens (`num_tokens`)"),
+        (
+            50,
+            "warning",
+            _NAMED_TOKENS,
+        ),
+        (
+            52,
+            "warning",
+            _NAMED_TOKENS,
+        ),
     }
 
 
@@ -146,7 +164,12 @@ def test_tl209_the_leading_dimension_beside_a_row_count_is_a_batch():
     }
     assert found == {
         (24, "info", "grid axis 2 is a batch size (`L`)"),
-        (29, "warning", "grid axis 2 is a size that grows with tokens (`L`)"),
+        (
+            29,
+            "warning",
+            "grid axis 2 is a size that grows with tokens (`L`, "
+            "a length or token count by its name)",
+        ),
     }
 
 
@@ -172,7 +195,7 @@ def test_tl209_warns_only_with_evidence_of_tokens_and_names_it():
     evidence = {
         21: "(`M`, the rows of `x = x.view(-1, x.shape[-1])`)",
         26: "(`rows` = `positions.numel()`)",
-        32: "(`L`)",
+        32: "(`L`, a length or token count by its name)",
         38: "(`M` = `triton.cdiv(T, 64)`)",
     }
     notes = {

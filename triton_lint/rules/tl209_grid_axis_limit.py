@@ -215,17 +215,16 @@ _SEQUENCES = (
 
 
 def _token_evidence(module: ModuleModel, site: LaunchSite, label: str) -> str | None:
-    """Why ``label`` grows with the tokens of a batch (for the message: "" when its name says
-    so), or None: a sequence length or token count by name (``seq_len``, ``T``, ``L``,
-    ``num_tokens``), a value computed from one or from a tensor's elements (``M = cdiv(T,
-    BS)``, ``rows = positions.numel()``), or the first dimension of an activation or of a
-    flattened view (``M, N = x.view(-1, D).shape``).
-    A count per frame or request, and a count in a function that decodes (one or a few
-    tokens per running request), are not."""
+    """Why ``label`` grows with the tokens of a batch (for the message), or None: a
+    sequence length or token count by name (``seq_len``, ``T``, ``L``, ``num_tokens``), a
+    value computed from one or from a tensor's elements (``M = cdiv(T, BS)``, ``rows =
+    positions.numel()``), or the first dimension of an activation or of a flattened view
+    (``M, N = x.view(-1, D).shape``). A count per frame or request, and a count in a
+    function that decodes (one or a few tokens per running request), are not."""
     if _PER_UNIT.search(label) or _decodes(site):
         return None
     if _SAYS_TOKENS.search(label):
-        return ""
+        return ", a length or token count by its name"
     value = _alias(site, site.host_definitions.get(label))
     if value is None:
         return None
