@@ -123,23 +123,45 @@ def test_tl207_names_the_operator_triton_deprecates():
     assert ("3.3", "info") in {("3.3", f.severity.value) for f in _run("TL207", text, "3.3")}
 
 
+_NAMED_TOKENS = (
+    "grid axis 1 is a size that grows with tokens (`num_tokens`, a length or token count by "
+    "its name)"
+)
+
+
 def test_tl209_severity_follows_how_likely_the_axis_passes_65535():
     text = (FIXTURES / "TL209" / "bad_grids.py").read_text()
     found = {
         (f.line, f.severity.value, f.message.split(":")[0]) for f in _run("TL209", text, "3.9")
     }
     assert found == {
-        (21, "warning", "grid axis 1 is a token/row count (`num_tokens`)"),
+        (
+            21,
+            "warning",
+            _NAMED_TOKENS,
+        ),
         (21, "info", "grid axis 2 is a batch size (`batch`)"),
-        (24, "info", "grid axis 1 is a product of a batch and heads (`batch` x `num_heads`)"),
+        (24, "info", "grid axis 1 is a product of sequences and heads (`batch` x `num_heads`)"),
         (26, "info", "grid axis 1 is a `cdiv` of a token/row count (`seq_len`)"),
-        (29, "warning", "grid axis 1 is a product of runtime sizes (`batch` x `seq_len`)"),
-        (33, "info", "grid axis 1 is a product of a batch and heads (`B` x `H`)"),
+        (
+            29,
+            "warning",
+            "grid axis 1 is a product of runtime sizes with a token count (`batch` x `seq_len`)",
+        ),
+        (33, "info", "grid axis 1 is a product of sequences and heads (`B` x `H`)"),
         (34, "error", "grid axis 1 is 70000"),
         (36, "info", "grid axis 1 is a batch size (`batch`)"),
         # the `else` arm of `if use_short:` and `if num_tokens > 4096:` have no bound
-        (50, "warning", "grid axis 1 is a token/row count (`num_tokens`)"),
-        (52, "warning", "grid axis 1 is a token/row count (`num_tokens`)"),
+        (
+            50,
+            "warning",
+            _NAMED_TOKENS,
+        ),
+        (
+            52,
+            "warning",
+            _NAMED_TOKENS,
+        ),
     }
 
 
@@ -150,18 +172,52 @@ def test_tl209_the_leading_dimension_beside_a_row_count_is_a_batch():
     }
     assert found == {
         (24, "info", "grid axis 2 is a batch size (`L`)"),
-        (29, "warning", "grid axis 2 is a token/row count (`L`)"),
+        (
+            29,
+            "warning",
+            "grid axis 2 is a size that grows with tokens (`L`, "
+            "a length or token count by its name)",
+        ),
     }
 
 
-def test_tl209_packed_sequences_times_heads_stays_a_warning():
+def test_tl209_packed_sequences_times_heads_is_information():
+    """Round 25 read sequences x heads debatable (65535 needs 2,048 sequences at 32 heads):
+    it grows with the number of sequences, not with their tokens, and the note says so."""
     text = (FIXTURES / "TL209" / "bad_varlen_sequences_by_heads.py").read_text()
-    found = [
-        (f.line, f.severity.value, f.message.split(":")[0]) for f in _run("TL209", text, "3.9")
-    ]
-    assert found == [
-        (25, "warning", "grid axis 1 is a product of runtime sizes (`len(cu_seqlens)` x `HV`)")
-    ]
+    (finding,) = _run("TL209", text, "3.9")
+    assert (finding.line, finding.severity.value, finding.message.split(":")[0]) == (
+        25,
+        "info",
+        "grid axis 1 is a product of sequences and heads (`len(cu_seqlens)` x `HV`)",
+    )
+    assert "(info: it grows with the number of sequences, not with their tokens" in finding.message
+
+
+def test_tl209_warns_only_with_evidence_of_tokens_and_names_it():
+    """A warning names why the axis grows with tokens (a flattened view, a tensor's elements,
+    a sequence length, a value computed from one); rows of a table, of logits or of a chunk,
+    a count per frame and the tokens of a decode step are information with a note."""
+    text = (FIXTURES / "TL209" / "bad_token_evidence.py").read_text()
+    found = {f.line: (f.severity.value, f.message) for f in _run("TL209", text, "3.9")}
+    evidence = {
+        21: "(`M`, the rows of `x = x.view(-1, x.shape[-1])`)",
+        26: "(`rows` = `positions.numel()`)",
+        32: "(`L`, a length or token count by its name)",
+        38: "(`M` = `triton.cdiv(T, 64)`)",
+    }
+    notes = {
+        43: "(info: nothing shows these rows grow with tokens",
+        48: "(info: nothing shows these rows grow with tokens",
+        53: "(info: nothing shows these rows grow with tokens",
+        58: "(info: a count within one frame, request or item)",
+        63: "(info: in a decode step, one or a few tokens per running request)",
+    }
+    assert set(found) == set(evidence) | set(notes)
+    for line, text_ in evidence.items():
+        assert found[line][0] == "warning" and f"grows with tokens {text_}" in found[line][1]
+    for line, note in notes.items():
+        assert found[line][0] == "info" and note in found[line][1], line
 
 
 def test_tl201_size_from_a_tensor_dimension_is_information():

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from triton_lint.docs import example_expectations
+from triton_lint.engine import lint_text
 from triton_lint.project.index import ProjectIndex
+from triton_lint.rules import rules_by_code
 from triton_lint.run import RunOptions, lint_paths
 from triton_lint.selection import Layer
 
@@ -416,3 +418,29 @@ def test_a_helper_read_from_the_whole_launching_file_is_part_of_what_the_cache_c
     linted.clear()
     assert _run([case], cache) == {("ops.py", 26, "TL209")}
     assert linted == ["kernels.py"]
+
+
+def test_a_kernel_never_launched_in_the_project_is_information():
+    """TL203 and TL502 findings of a kernel the indexed project never launches nor names
+    elsewhere are info with a note saying so; a launched kernel's finding, and one of a kernel
+    another file names (launched through a table), stay warnings. Linted alone, outside a
+    project run, the same file knows nothing of launches and keeps the warnings."""
+    kernels = CASES / "tl203_unlaunched_bad" / "norm" / "kernels.py"
+    options = RunOptions(cli_layer=Layer(select=["TL203", "TL502"]), jobs=1)
+    for paths in ([CASES / "tl203_unlaunched_bad"], [kernels]):
+        found = {
+            (f.line, f.code, f.severity.value, "no launch of this kernel was found" in f.message)
+            for f in lint_paths(paths, options).findings
+        }
+        assert found == {
+            (10, "TL203", "warning", False),  # launched from ops.py with N=x.shape[0]
+            (19, "TL203", "info", True),
+            (29, "TL502", "info", True),
+            (41, "TL203", "warning", False),  # named in ops.py's table of kernels
+        }
+    alone = lint_text(str(kernels), kernels.read_text(), [rules_by_code()["TL203"]], "3.9")
+    # alone, `N` has no launch to judge it by (a one-letter size), `n_rows` says what it is
+    assert [(f.line, f.severity.value) for f in alone.findings] == [
+        (19, "warning"),
+        (41, "warning"),
+    ]

@@ -12,6 +12,7 @@ the model but the syntax helpers, so every layer can import it (see ``model/READ
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -314,6 +315,18 @@ class Kernel:
     @property
     def launches(self) -> list[LaunchSite]:
         return [site for site in self.module.launches if site.kernel_name == self.name]
+
+    @property
+    def unlaunched(self) -> bool:
+        """The run indexed the project and found no launch of this kernel, and no file names
+        it but its definition (an alias such as ``k = kern.fn if varlen else kern``, or
+        ``kern[grid]`` kept for later, launches it where no launch site shows): no call shows
+        what its arguments hold. False for a file linted alone (`ModuleModel.project` None):
+        nothing is known."""
+        project = self.module.project
+        if project is None or self.name not in project.unreferenced or self.launches:
+            return False
+        return len(re.findall(rf"\b{re.escape(self.name)}\b", self.module.text)) <= 1
 
     @property
     def debug(self) -> bool:

@@ -33,6 +33,10 @@ class ProjectContext:
     #: file so that one parse serves them all. It decides what is parsed, not what is found
     #: (each lint looks up only its own names).
     host_names: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: This file's kernels (as the index reads them) whose names no other file of the project
+    #: writes: elsewhere a launch the index does not follow (``k = kern[grid]; k(...)``, a
+    #: table of kernels) could hide, here none can.
+    unreferenced: frozenset[str] = frozenset()
 
     def digest(self) -> str:
         """Changes when these facts' shape changes: which files they come from, the names they
@@ -48,6 +52,7 @@ class ProjectContext:
         )
         hasher.update(repr(sorted(self.unbounded)).encode())
         hasher.update(repr(sorted((k, sorted(v)) for k, v in self.host_names.items())).encode())
+        hasher.update(repr(sorted(self.unreferenced)).encode())
         return hasher.hexdigest()
 
     def __bool__(self) -> bool:

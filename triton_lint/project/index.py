@@ -208,6 +208,8 @@ class ProjectIndex:
         #: a function -> the functions that call it
         self.calling: dict[FunctionKey, set[FunctionKey]] = {}
         self._contexts: dict[str, ProjectContext | None] = {}
+        #: kernel name -> the files that write it (`_named_nowhere_else`)
+        self._mentions: dict[str, set[str]] | None = None
         self._build()
 
     # -- building --------------------------------------------------------------------------
@@ -365,7 +367,9 @@ class ProjectIndex:
         return sorted(set(self.kernel_refs) | set(self.launchers) | set(self.dispatch_refs))
 
     def context_for(self, display: str) -> ProjectContext | None:
-        """What linting the kernel file ``display`` reads of the rest of the project."""
+        """What linting the kernel file ``display`` reads of the rest of the project: empty
+        of launches when the index read the file and found none of its kernels launched (a
+        rule may say so), None when the index never read it (nothing is known)."""
         if not self._contexts:
             bare = {path: self._context_for(path) for path in self.kernel_files()}
             wanted: dict[str, set[str]] = {}
@@ -377,7 +381,23 @@ class ProjectIndex:
                     names = {p: frozenset(wanted[p]) for p in context.sources}
                     context = dataclasses.replace(context, host_names=names)
                 self._contexts[path] = context
-        return self._contexts.get(display)
+        context = self._contexts.get(display)
+        if context is None and display in self.files:
+            context = ProjectContext()
+        if context is None:
+            return None
+        return dataclasses.replace(context, unreferenced=self._named_nowhere_else(display))
+
+    def _named_nowhere_else(self, display: str) -> frozenset[str]:
+        """The kernels of ``display`` whose names no other file of the project writes."""
+        if self._mentions is None:
+            names = {name for entry in self.files.values() for name in entry.kernels}
+            self._mentions = {}
+            for entry in self.files.values() if names else ():
+                for name in entry.words & names:
+                    self._mentions.setdefault(name, set()).add(entry.display)
+        kernels = self.files[display].kernels
+        return frozenset(k for k in kernels if not self._mentions.get(k, set()) - {display})
 
     def _context_for(self, display: str) -> ProjectContext | None:
         refs = self.kernel_refs.get(display, {})

@@ -18,12 +18,12 @@ from triton_lint.finding import (
     Span,
 )
 from triton_lint.model.callers import free_names
-from triton_lint.model.evaluate import evaluate
 from triton_lint.model.host import dimension_axis
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children, iter_nodes
 from triton_lint.model.usage import Usage, is_flag_like, is_per_call_size
+from triton_lint.rules._compile_key import PURE_CALLS, compile_key_constant
 from triton_lint.rules._host_sizes import (
     alias_of,
     fixed_values,
@@ -55,17 +55,6 @@ _LAUNCH_OPTIONS = {
     "sanitize_overflow",
     "allow_flush_denorm",
 }
-#: Largest/smallest finite values of the narrow types quantization kernels clamp to: float8
-#: e4m3fn (448), e4m3fnuz (240, or 224 as vLLM uses on ROCm), e5m2 (57344), fp4 e2m1 (6),
-#: int8 (127, -128), uint8 (255), float16 (65504), bfloat16 and float32.
-_DTYPE_LIMITS = {448.0, 240.0, 224.0, 57344.0, 6.0, 127.0, 128.0, 255.0, 65504.0}
-_DTYPE_LIMITS |= {3.3895313892515355e38, 3.4028234663852886e38}
-#: Host calls whose result depends only on a dtype.
-_DTYPE_CALLS = {"finfo", "iinfo"}
-#: Host calls whose result depends on their arguments alone (``table.get(key)``, ``math.ceil``).
-_PURE_CALLS = {"float", "int", "abs", "min", "max", "round", "ceil", "floor", "get", "cdiv", "str"}
-_PURE_CALLS |= {"next_power_of_2", "split", "rsplit", "replace", "lower", "upper", "strip"}
-_PURE_CALLS |= {"removeprefix"}
 
 
 class NeedlessConstexpr(Rule):
@@ -124,6 +113,10 @@ sequence lengths change. A float hyperparameter is information: it compiles once
 the program configures, which costs something only when it is swept or scheduled. All 11
 shipped-and-fixed TL203 bugs in `bench/recall.tsv` were per-call sizes; hyperparameter
 constexprs are common in maintained libraries, some deliberately (to fold the constant).
+When the run indexed the project and found no launch of the kernel anywhere (dead code, or a
+launch the index cannot follow), its findings are information and say so: no call shows the
+value changing. A file linted on its own, outside a project run, knows nothing of launches
+elsewhere and keeps the tiers above.
 
 A kernel gets one finding per tier, at its first such parameter, with the others as related
 locations: together they make one compile key that changes per call, and dropping the
@@ -182,9 +175,13 @@ def rms_norm(
         if not kernel.is_entry_point:
             return  # a helper's constexprs come from its caller's constexprs: no new compiles
         tiers: dict[Severity, list[tuple[Param, str]]] = {}
+        unlaunched: bool | None = None
         for param, severity in self._needless(kernel):
             used = kernel.facts(Usage).reads(param.name)
             what = "only used as a runtime value" if used else "never used"
+            if unlaunched is None:
+                unlaunched = kernel.unlaunched
+            severity = Severity.INFO if unlaunched else severity  # no call shows a value
             tiers.setdefault(severity, []).append((param, what))
         for severity in (Severity.WARNING, Severity.INFO):
             if severity in tiers:
@@ -201,7 +198,7 @@ def rms_norm(
                 continue  # a launch option, fixed per call site
             if fixed_values(kernel, param) or is_flag_like(param):
                 continue
-            if _compile_key_constant(kernel, param):
+            if compile_key_constant(kernel, param):
                 continue  # changes only with a dtype, which recompiles the kernel anyway
             severity = _variation(kernel, param)
             if severity is not None:  # None: a model dimension or stride, one per model shape
@@ -211,10 +208,13 @@ def rms_norm(
         self, kernel: Kernel, severity: Severity, params: list[tuple[Param, str]]
     ) -> Finding:
         tier = (
-            " (info: a hyperparameter, one compilation per configured value unless the "
+            ""
+            if severity is Severity.WARNING
+            else " (info: no launch of this kernel was found in the project, so no call shows "
+            "its value changing)"
+            if kernel.unlaunched
+            else " (info: a hyperparameter, one compilation per configured value unless the "
             "program sweeps or schedules it)"
-            if severity is Severity.INFO
-            else ""
         )
         (first, what), rest = params[0], params[1:]
         if rest:
@@ -322,13 +322,14 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
             continue
         if isinstance(node, cst.Name):
             value = site.host_definitions.get(node.value)
-            if len(node.value) == 1 and dimension_axis(alias_of(site, value)) == -1:
-                continue  # `M = s.shape[-1]`: a feature dimension, whatever its letter
+            values = [value] if value is not None else site.host_alternatives.get(node.value, [])
+            last = [dimension_axis(alias_of(site, v)) == -1 for v in values]
+            if len(node.value) == 1 and last and all(last):
+                continue  # `M = s.shape[-1]` (in each arm): a feature dimension
             if len(node.value) > 1 or value is None or not _of_names(site, value):
                 # a one-letter name computed from other names (`s = int(num_shared_experts)`)
                 # is judged by them; from a tensor or a helper (`M, N = x.shape`), by its letter
                 names.add(node.value)
-            values = [value] if value is not None else site.host_alternatives.get(node.value, [])
             for source in values if depth > 0 else []:  # `NT = cdiv(T, BT)` / `len(indices)`
                 names |= _host_names(site, source, depth - 1)
         elif isinstance(node, cst.Call):
@@ -360,141 +361,10 @@ def _of_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 3) -> boo
     for node in iter_nodes(expr):
         callee = (dotted_name(node.func) or "") if isinstance(node, cst.Call) else "int"
         if isinstance(node, cst.Subscript | cst.Lambda) or callee.rsplit(".", 1)[-1] not in (
-            _PURE_CALLS - {"get"}
+            PURE_CALLS - {"get"}
         ):
             return False
         if isinstance(node, cst.Attribute) and node.attr.value == "shape":
             return False
     values = [site.host_definitions.get(name) for name in free_names(expr)]
     return all(v is None or (depth and _of_names(site, v, depth - 1)) for v in values)
-
-
-#: What a launch argument is computed from: constants, values already in the compile key
-#: (dtype information, other constexpr arguments of the launch), or anything else.
-_CONST, _KEYED, _OTHER = 0, 1, 2
-
-
-def _compile_key_constant(kernel: Kernel, param: Param) -> bool:
-    """Every launch in the file passes a value derived from what already selects the binary
-    (dtype information, the launch's other constexpr arguments) or from module-level
-    constants; with no launch passing it, a range-bound name whose default is a dtype limit."""
-    passing = [site for site in kernel.launches if param.name in site.bound_arguments(kernel)]
-    if passing:
-        return all(
-            _HostOrigin(kernel, site, param.name).of_argument() <= _KEYED for site in passing
-        )
-    if param.default is None or not re.search("max|min", param.name, re.IGNORECASE):
-        return False
-    value = evaluate(param.default)
-    return isinstance(value, float) and abs(value) in _DTYPE_LIMITS
-
-
-class _HostOrigin:
-    """What a launch argument is computed from: constants (literals, module-level names), values
-    in the compile key (dtype information, the launch's other constexpr arguments), or anything
-    else (parameters, shapes, unknown calls), following the host function's single
-    assignments."""
-
-    def __init__(self, kernel: Kernel, site: LaunchSite, param: str) -> None:
-        self.kernel = kernel
-        self.site = site
-        self.bound = site.bound_arguments(kernel)
-        self.argument = self.bound[param]
-        # Arguments of the other constexpr parameters: a value chosen by one of them adds no
-        # compilation of its own.
-        module = kernel.module.module
-        self.flags = {
-            module.code_for_node(expr)
-            for name, expr in self.bound.items()
-            if name != param and kernel.params_by_name[name].is_constexpr
-        }
-        self.visiting: set[str] = set()
-
-    def of_argument(self) -> int:
-        return self.of(self.argument)
-
-    def of(self, node: cst.CSTNode) -> int:
-        if self.kernel.module.module.code_for_node(node) in self.flags:
-            return _KEYED  # also passed as another constexpr: `NT_GRID = cdiv(NT, MAX)`
-        if isinstance(node, cst.Integer | cst.Float | cst.Imaginary | cst.SimpleString):
-            return _CONST
-        if isinstance(node, cst.Name):
-            return self._name(node.value)
-        if isinstance(node, cst.Attribute):
-            return _KEYED if node.attr.value == "dtype" else self.of(node.value)
-        if isinstance(node, cst.Call):
-            return self._call(node)
-        if isinstance(node, cst.Subscript):
-            parts = [self.of(node.value)]
-            for element in node.slice:
-                index = element.slice
-                if isinstance(index, cst.Index):
-                    parts.append(self.of(index.value))
-                else:
-                    parts.extend(self.of(p) for p in (index.lower, index.upper, index.step) if p)
-            return max(parts)
-        if isinstance(node, cst.IfExp):
-            return max(self.of(node.test), self.of(node.body), self.of(node.orelse))
-        if isinstance(node, cst.UnaryOperation):
-            return self.of(node.expression)
-        if isinstance(node, cst.BinaryOperation | cst.BooleanOperation):
-            return max(self.of(node.left), self.of(node.right))
-        if isinstance(node, cst.Comparison):
-            return max([self.of(node.left), *(self.of(c.comparator) for c in node.comparisons)])
-        if isinstance(node, cst.Tuple | cst.List):
-            return max([_CONST, *(self.of(el.value) for el in node.elements)])
-        return _OTHER
-
-    def _name(self, name: str) -> int:
-        if name in ("True", "False", "None"):
-            return _CONST
-        site = self.site
-        if name in self.visiting:
-            return _OTHER
-        self.visiting.add(name)
-        try:
-            if self._asserted_keyed(name):
-                return _KEYED  # `assert HC * HC + 2 * HC == M`: M changes only with HC
-            if name in site.host_definitions:
-                return self.of(site.host_definitions[name])
-        finally:
-            self.visiting.discard(name)
-        if name in site.host_locals:
-            # A parameter or reassigned local: only its name can tell it holds a dtype.
-            return _KEYED if name.lower().endswith("dtype") else _OTHER
-        if name in self.kernel.module.module_names:
-            return _CONST  # a module-level constant: one value per process
-        return _OTHER
-
-    def _asserted_keyed(self, name: str) -> bool:
-        """The host asserts ``name`` equal to a value in the compile key (an expression of
-        the launch's other constexpr arguments, of dtypes or of constants)."""
-        for test in self.site.holding_tests():
-            if not (
-                isinstance(test, cst.Comparison)
-                and len(test.comparisons) == 1
-                and isinstance(test.comparisons[0].operator, cst.Equal)
-            ):
-                continue
-            left, right = test.left, test.comparisons[0].comparator
-            for this, other in ((left, right), (right, left)):
-                if isinstance(this, cst.Name) and this.value == name and self.of(other) <= _KEYED:
-                    return True
-        return False
-
-    def _call(self, node: cst.Call) -> int:
-        func = node.func
-        if isinstance(func, cst.Attribute):
-            callee = func.attr.value
-        elif isinstance(func, cst.Name):
-            callee = func.value
-        else:
-            return _OTHER
-        if callee in _DTYPE_CALLS or callee.lower().endswith("dtype"):
-            return _KEYED  # torch.finfo(x.dtype), current_platform.fp8_dtype()
-        if callee not in _PURE_CALLS:
-            return _OTHER
-        parts = [self.of(arg.value) for arg in node.args]
-        if isinstance(func, cst.Attribute):
-            parts.append(self.of(func.value))  # the table of `table.get(key)`
-        return max([_CONST, *parts])

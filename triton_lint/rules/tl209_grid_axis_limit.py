@@ -9,10 +9,10 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.evaluate import UNKNOWN, evaluate
-from triton_lint.model.host import dimension_axis
+from triton_lint.model.host import assignment_before, dimension_axis
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.names import dotted_name
-from triton_lint.model.tree import iter_children
+from triton_lint.model.tree import iter_children, iter_nodes
 from triton_lint.rules.base import Rule
 
 _LIMIT = 65535
@@ -54,26 +54,33 @@ class GridAxisLimit(Rule):
     rationale = """\
 CUDA allows 2^31-1 programs on grid axis 0 but only 65535 on axes 1 and 2. A grid such as
 `(cdiv(D, BLOCK), num_tokens)` or `(n_blocks, batch * heads)` works in tests and fails in
-production with "invalid argument" (or launches nothing on some drivers) once the batch, the
-token count or the batch x heads product grows (FLA's varlen kernels put sequences x heads
-on axis 1 and fixed it three times: a packed batch of 2,048 short sequences at 32 heads is
-enough). Warnings: token and row counts on axis 1/2, the number of packed variable-length
-sequences (`len(cu_seqlens) - 1`: a packed batch holds thousands of short sequences), and
-products with either (`cdiv(seq_len, BLOCK) * batch`, `(len(cu_seqlens) - 1) * heads`).
-Information: a `cdiv` of a token count alone, a batch alone, and a batch times heads
-(`B * H` with `B = q.shape[0]`; a one-letter first dimension beside a row count, `L` of `L,
-M, D = qp.shape`, batches those rows): a dense batch reaches 65535 programs at 32 heads only
-past 2,048 sequences, and every corpus finding of that form that was triaged was read debatable
-for that reason (FLA's varlen paths set `B = 1` and put the sequences on axis 0). Sizes are
-read through the launching function's assignments (`N = B if cu_seqlens is None else
-len(cu_seqlens) - 1` is the packed count), and grids through tuples, lambdas and
-`def grid(meta)` functions in the launching function, around it or at module level
+production with "invalid argument" (or launches nothing on some drivers) once the token
+count, or the batch x heads product, grows (FLA's varlen kernels put sequences x heads on
+axis 1 and fixed it three times).
+
+Warnings need evidence that the axis grows with the tokens of a batch, and the message names
+it: a sequence, completion or token length by name (`seq_len`, `T`, `L`, `num_tokens`), a
+value computed from one or from a tensor's elements (`M = cdiv(T, BS)`, `rows =
+positions.numel()`), or the first dimension of an activation or of a flattened view (`M, N =
+x.view(-1, D).shape`, `gate_up.size(0)`), alone or in a product. Information, with a note
+saying why: rows with no such evidence (rows of a request table, of a chunk's regions, of
+logits: 65535 rows of a full vocabulary are tens of GB), a count per frame or request
+(`tokens_per_frame`), tokens in a function that decodes (one or a few per running request),
+a `cdiv` of a token count alone, a batch alone, and sequences times heads (`B * H`, or
+`N * HV` with `N = len(cu_seqlens) - 1` packed sequences): those grow with the number of
+sequences, not with their tokens, and reach 65535 only past 2,048 sequences at 32 heads,
+which the corpus triage read as debatable (rounds 7-25). A one-letter first dimension beside a row
+count (`L` of `L, M, D = qp.shape`) batches those rows and counts as a batch.
+
+Sizes are read through the launching function's assignments (`N = B if cu_seqlens is None
+else len(cu_seqlens) - 1` is the packed count), and grids through tuples, lambdas and `def
+grid(meta)` functions in the launching function, around it or at module level
 (`meta["n_rows"]` is the kernel argument of that name). Literals, small constexpr-bounded
 values, counts inside one block, page or chunk (`num_tokens_in_block`), a speculative draft's
 length (`num_draft_tokens`) and what a helper computes from a size (`split_k =
-decide_splitk(total_tokens, heads)` is not the token count) are left alone, and
-so is a size that a host condition holding at the launch bounds by a literal within the limit
-(`if T <= 4096:`, or `use_short = T <= 512` then `if use_short:`; not in the `else` arm)."""
+decide_splitk(total_tokens, heads)` is not the token count) are left alone, and so is a size
+that a host condition holding at the launch bounds by a literal within the limit (`if T <=
+4096:`, or `use_short = T <= 512` then `if use_short:`; not in the `else` arm)."""
     fix = """\
 Put the large dimension on axis 0 (`grid = (num_tokens, cdiv(D, BLOCK))` and swap
 `tl.program_id(0)`/`(1)` in the kernel), or loop over it inside the kernel."""
@@ -126,12 +133,12 @@ def launch(x: torch.Tensor, b: torch.Tensor) -> None:
                 verdict = _classify(module, site, dim)
                 if verdict is None:
                     continue
-                severity, why = verdict
+                severity, why, note = verdict
                 yield self.finding(
                     kernel,
                     dim,
-                    f"grid axis {axis} is {why}: CUDA limits axes 1 and 2 to 65535 programs; "
-                    "put this dimension on axis 0 or loop over it in the kernel",
+                    f"grid axis {axis} is {why}: CUDA limits axes 1 and 2 to 65535 programs"
+                    f"{note}; put this dimension on axis 0 or loop over it in the kernel",
                     top=site.grid_top or site.top,
                     severity=severity,
                 )
@@ -139,11 +146,12 @@ def launch(x: torch.Tensor, b: torch.Tensor) -> None:
 
 def _classify(
     module: ModuleModel, site: LaunchSite, dim: cst.BaseExpression
-) -> tuple[Severity, str] | None:
+) -> tuple[Severity, str, str] | None:
+    """Severity, what the axis is, and the note an information finding carries."""
     value = module.evaluate_at(site, dim)
     if value is not UNKNOWN:
         if isinstance(value, int) and value > _LIMIT:
-            return Severity.ERROR, f"{value}"
+            return Severity.ERROR, f"{value}", ""
         return None
     atoms: list[tuple[str, bool]] = []  # (label, divided)
     _atoms(dim, False, atoms, _definitions(site))
@@ -155,30 +163,153 @@ def _classify(
     ]
     batch = [a for a in atoms if _BATCH.match(a[0]) or a[0] in leading]
     heads = [a for a in atoms if _HEADS.search(a[0]) and "dim" not in a[0].lower()]
+    evidence = {a[0]: _token_evidence(module, site, a[0]) for a in tokens}
     undivided_tokens = [a for a in tokens if not a[1]]
     if undivided_tokens:
-        return Severity.WARNING, f"a token/row count (`{undivided_tokens[0][0]}`)"
+        label = undivided_tokens[0][0]
+        if evidence[label] is not None:
+            return (
+                Severity.WARNING,
+                f"a size that grows with tokens (`{label}`{evidence[label]})",
+                "",
+            )
+        return Severity.INFO, f"a runtime count (`{label}`)", _not_tokens(site, label)
     if (
         len(batch) + len(heads) + len(tokens) >= 2
         and (batch or tokens)
         and any(not a[1] for a in batch + heads)
     ):
         names = " x ".join(f"`{a[0]}`" for a in batch + heads + tokens)
-        if tokens or any(_packed(a) for a in batch):
-            return Severity.WARNING, f"a product of runtime sizes ({names})"
-        # A dense batch times heads passes 65535 only past ~2,000 sequences at 32 heads;
-        # packed variable-length batches (the real risk) are counted by `len(cu_seqlens)`.
-        return Severity.INFO, f"a product of a batch and heads ({names})"
+        if any(evidence[a[0]] is not None for a in tokens):
+            return Severity.WARNING, f"a product of runtime sizes with a token count ({names})", ""
+        if tokens:
+            return Severity.INFO, f"a product of runtime sizes ({names})", _not_tokens(site, "")
+        # A batch or the packed sequences times heads passes 65535 only past ~2,000
+        # sequences at 32 heads: it grows with requests, not with their tokens.
+        return Severity.INFO, f"a product of sequences and heads ({names})", _SEQUENCES
     if tokens:
-        return Severity.INFO, f"a `cdiv` of a token/row count (`{tokens[0][0]}`)"
+        return Severity.INFO, f"a `cdiv` of a token/row count (`{tokens[0][0]}`)", ""
     packed = [a for a in batch if _packed(a) and not a[1]]
     if packed:
-        return (
-            Severity.WARNING,
-            f"the number of packed sequences (`{packed[0][0]} - 1`), thousands when they are short",
-        )
+        return Severity.INFO, f"the number of packed sequences (`{packed[0][0]} - 1`)", _SEQUENCES
     if batch and not batch[0][1]:
-        return Severity.INFO, f"a batch size (`{batch[0][0]}`)"
+        return Severity.INFO, f"a batch size (`{batch[0][0]}`)", ""
+    return None
+
+
+#: Names that say a count of tokens themselves: a sequence or completion length, the tokens
+#: of a step, the elements of a tensor.
+_SAYS_TOKENS = re.compile(
+    r"(seq_?len|seqlen|tokens|n_ctx|numel|n_elements|^t$|^l$|^s$)", re.IGNORECASE
+)
+#: Tensors whose rows are tokens: activations and per-token inputs.
+_ACTIVATION = re.compile(
+    r"(hidden|gate_up|^x$|^inp(ut)?s?$|^act|token|position|input_ids|^q(uery)?$)", re.IGNORECASE
+)
+#: A count inside one frame, request or item (`tokens_per_frame`).
+_PER_UNIT = re.compile(r"_per_", re.IGNORECASE)
+_SEQUENCES = (
+    " (info: it grows with the number of sequences, not with their tokens: 65535 takes that "
+    "many sequences, or 2,048 at 32 heads)"
+)
+
+
+def _token_evidence(module: ModuleModel, site: LaunchSite, label: str) -> str | None:
+    """Why ``label`` grows with the tokens of a batch (for the message), or None: a
+    sequence length or token count by name (``seq_len``, ``T``, ``L``, ``num_tokens``), a
+    value computed from one or from a tensor's elements (``M = cdiv(T, BS)``, ``rows =
+    positions.numel()``), or the first dimension of an activation or of a flattened view
+    (``M, N = x.view(-1, D).shape``). A count per frame or request, and a count in a
+    function that decodes (one or a few tokens per running request), are not."""
+    if _PER_UNIT.search(label) or _decodes(site):
+        return None
+    if _SAYS_TOKENS.search(label):
+        return ", a length or token count by its name"
+    value = _alias(site, site.host_definitions.get(label))
+    if value is None:
+        return None
+    code = (site.module or module).module.code_for_node
+    if any(
+        _method(n) == "numel" or (isinstance(n, cst.Name) and _SAYS_TOKENS.search(n.value))
+        for n in iter_nodes(value)
+    ):
+        text = code(value)
+        return f" = `{text}`" if len(text) <= 60 else f" = `{text[:57]}...`"
+    owner = _first_dimension_of(value)
+    if owner is None:
+        return None
+    name = dotted_name(owner) or ""
+    reshaped = (
+        assignment_before(site.function, site.call, name)
+        if site.function is not None and isinstance(owner, cst.Name)
+        else None
+    )
+    if _flattens(reshaped):
+        return f", the rows of `{name} = {code(reshaped)}`"
+    if _ACTIVATION.search(name.rsplit(".", 1)[-1]):
+        return f", the rows of `{name}`"
+    return None
+
+
+def _not_tokens(site: LaunchSite, label: str) -> str:
+    """The note of a row count with no evidence that it counts tokens."""
+    if _PER_UNIT.search(label):
+        return " (info: a count within one frame, request or item)"
+    if _decodes(site):
+        return " (info: in a decode step, one or a few tokens per running request)"
+    return (
+        " (info: nothing shows these rows grow with tokens, as `x.view(-1, D)` or a sequence "
+        "length would; requests, pages or rows of logits rarely reach 65535)"
+    )
+
+
+def _decodes(site: LaunchSite) -> bool:
+    return site.function is not None and "decode" in site.function.name.value.lower()
+
+
+def _alias(site: LaunchSite, value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """What a size stands for through plain names and ``int(...)`` (``rows = int(n)``)."""
+    for _ in range(3):
+        if isinstance(value, cst.Name) and value.value in site.host_definitions:
+            value = site.host_definitions[value.value]
+        elif isinstance(value, cst.Call) and dotted_name(value.func) == "int" and value.args:
+            value = value.args[0].value
+        else:
+            break
+    return value
+
+
+def _method(node: cst.CSTNode) -> str | None:
+    """``m`` of a call ``obj.m(...)``."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value
+    return None
+
+
+def _flattens(value: cst.BaseExpression | None) -> bool:
+    """``x.view(-1, D)``, ``x.reshape(B * T, D)`` or ``x.flatten(0, 1)``: leading dimensions
+    merged into the rows."""
+    method = _method(value) if value is not None else None
+    if method == "flatten":
+        return True
+    if method not in ("view", "reshape") or not value.args:
+        return False
+    first = value.args[0].value
+    if isinstance(first, cst.Tuple | cst.List) and first.elements:
+        first = first.elements[0].value
+    return evaluate(first) == -1 or (
+        isinstance(first, cst.BinaryOperation) and isinstance(first.operator, cst.Multiply)
+    )
+
+
+def _first_dimension_of(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The tensor ``x`` of ``x.shape[0]`` or ``x.size(0)``."""
+    if dimension_axis(value) != 0:
+        return None
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Attribute):
+        return value.value.value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        return value.func.value
     return None
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.calls import tl_short
-from triton_lint.model.host import assignment_before
+from triton_lint.model.host import assignment_before, dimension_axis
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.pointers import dereferenced_params
 from triton_lint.model.tree import iter_nodes
@@ -41,7 +41,11 @@ key that only buckets a size on purpose is left alone: a name saying so (`bucket
 or a value every launch in the file computes from another argument it passes
 (`_M_NPO2 = triton.next_power_of_2(M)` beside `M`); a dimension read off a tensor's shape
 (`B, H, D = x.shape`) is not such a bucket, but it changes only with the input's shape, which
-training often keeps fixed (information)."""
+training often keeps fixed (information). A tensor's element count beside dimensions of the
+same tensor that the kernel reads (`num_elements = x.numel()` with `rows, cols = x.shape`
+passed and read) buckets those sizes into their product and is left alone. An unread key of
+a kernel the indexed project never launches is information, saying that no launch was found
+(a key that is not a parameter stays an error: the decorator fails whether or not it runs)."""
     fix = """\
 Key on the sizes that change the best config (`key=["M", "N", "K"]`) and nothing else."""
     bad = """\
@@ -111,15 +115,20 @@ def row_dot(a_ptr, b_ptr, out_ptr, N, K, BLOCK_K: tl.constexpr):
                 and not _keying_only(entry)
                 and not _bucket_of_another_argument(kernel, entry)
                 and not _sizes_the_grid(kernel, entry)
+                and not _total_of_read_dimensions(kernel, usage, entry)
             ):
-                dimension = _passes_a_dimension(kernel, entry)
+                if kernel.unlaunched:
+                    tier = " (info: no launch of this kernel was found in the project)"
+                elif _passes_a_dimension(kernel, entry):
+                    tier = " (info: a size of the input, new only when the shapes change)"
+                else:
+                    tier = ""
                 yield self.finding(
                     kernel,
                     key_node,
                     f"autotune key `{entry}` is never read by the kernel: every new value "
-                    "re-runs the benchmark for nothing"
-                    + (" (info: a size of the input, new only when the shapes change)" * dimension),
-                    severity=Severity.INFO if dimension else None,
+                    f"re-runs the benchmark for nothing{tier}",
+                    severity=Severity.INFO if tier else None,
                 )
         tuned = set(tune.key) | {name for c in tune.configs for name in c.values}
         pointers = dereferenced_params(kernel)
@@ -241,6 +250,39 @@ def _bucket_of_another_argument(kernel: Kernel, param: str) -> bool:
         if isinstance(argument, cst.Name) or _reads_a_dimension(argument) or not used & others:
             return False
     return bool(passing)
+
+
+def _total_of_read_dimensions(kernel: Kernel, usage: Usage, param: str) -> bool:
+    """Every launch passes ``x.numel()`` for ``param`` beside dimensions of ``x`` that the
+    kernel reads (``rows, cols = x.shape``): the key follows the sizes the kernel works on,
+    bucketed into their product, as a key on ``rows`` and ``cols`` would."""
+    code = kernel.module.module.code_for_node
+    passing = [s for s in kernel.launches if param in s.bound_arguments(kernel)]
+    for site in passing:
+        bound = site.bound_arguments(kernel)
+        total = _host_value(site, bound[param])
+        if not (
+            isinstance(total, cst.Call)
+            and isinstance(total.func, cst.Attribute)
+            and total.func.attr.value == "numel"
+        ):
+            return False
+        tensor = code(total.func.value)
+        read = [v for name, v in bound.items() if name != param and usage.reads(name)]
+        if not any(_dimension_owner(_host_value(site, v), code) == tensor for v in read):
+            return False
+    return bool(passing)
+
+
+def _dimension_owner(expr: cst.BaseExpression, code: Callable[[cst.CSTNode], str]) -> str | None:
+    """The tensor ``x`` of a dimension ``x.shape[i]`` or ``x.size(i)``."""
+    if dimension_axis(expr) is None:
+        return None
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute):
+        return code(expr.value.value)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        return code(expr.func.value)
+    return None
 
 
 def _host_value(site: LaunchSite, argument: cst.BaseExpression) -> cst.BaseExpression:
