@@ -116,7 +116,11 @@ class CallerIndex:
                 if translated is not None and free_names(translated) <= params | _ALLOWED_FREE:
                     out.append(translated)
         facts.values = dict(bound)
-        pending = [(arg, 3) for arg in bound.values()]
+        for param, arg in bound.items():  # `op(S=S)`: the caller's `S` is not the parameter
+            clash = free_names(arg) & params & set(definitions)
+            if clash:
+                facts.values[param] = _substitute(arg, {n: definitions[n] for n in clash})
+        pending = [(arg, 3) for arg in facts.values.values()]
         while pending:  # the caller's definitions of the names the arguments read
             expr, depth_left = pending.pop()
             for name in free_names(expr) - set(facts.values):
