@@ -4,7 +4,9 @@ function's own parameter names.
 
 For each call of the launching function ``f`` (found by `triton_lint.project.index`), the
 caller ``g`` contributes the ``assert`` statements and ``if ...: raise`` tests that run before
-the call, the tests of the ``if`` statements around it, the checks of a helper it calls first
+the call, the tests of the ``if`` statements around it, the negated tests of the ``if``
+statements before it whose body always returns or raises (`exit_tests`; also in the launching
+function itself), the checks of a helper it calls first
 (``get_config(M)`` raising for ``M > 512``), and what its own callers establish (up to
 `MAX_DEPTH` levels). A test is kept only when, once the arguments are replaced by ``f``'s
 parameters, it reads nothing but those parameters: a test about a caller's other locals says
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from triton_lint.model.dispatch import leaves, negated
 from triton_lint.model.host import bind_call, function_facts
 from triton_lint.model.kernel import ModuleModel
 from triton_lint.model.launches import calls_of
@@ -163,12 +166,30 @@ def local_tests(
             continue
         if isinstance(stmt, cst.If) and _raises(stmt.body):
             guards.append(stmt.test)
+        exit_test = _exit_test(stmt)
+        if exit_test is not None:
+            holding.append(exit_test)
+            guards.append(exit_test)
         for small in _small_statements(stmt):
             if isinstance(small, cst.Assert):
                 holding.append(small.test)
                 guards.append(small.test)
         guards.extend(_checks_before(host, stmt))
     return holding, guards
+
+
+def exit_tests(function: cst.FunctionDef, call: cst.Call) -> list[cst.BaseExpression]:
+    """What the early exits before ``call`` leave true: ``not test`` of each ``if test:``
+    (no ``else``) on its way whose body always ends in ``return`` or ``raise``
+    (``if m >= 4096: ...; return y`` then a launch under ``m < 4096``)."""
+    found = (_exit_test(stmt) for stmt, holds_call in _path_to(function, call) if not holds_call)
+    return [test for test in found if test is not None]
+
+
+def _exit_test(stmt: cst.BaseStatement) -> cst.BaseExpression | None:
+    if isinstance(stmt, cst.If) and stmt.orelse is None and leaves(stmt.body):
+        return negated(stmt.test)
+    return None
 
 
 def helper_checks(

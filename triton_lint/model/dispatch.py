@@ -107,7 +107,7 @@ def _returns(
     if isinstance(suite, cst.IndentedBlock):
         for stmt in suite.body:
             _returns(stmt, conditions, out, resolve)
-            if isinstance(stmt, cst.If) and _leaves(stmt.body):
+            if isinstance(stmt, cst.If) and leaves(stmt.body):
                 conditions = [*conditions, negated(stmt.test)]
         return
     if isinstance(suite, cst.If):
@@ -132,7 +132,7 @@ def _returned(node: cst.CSTNode, resolve: Resolve) -> str | None:
     return resolve(name) if name is not None else None
 
 
-def _leaves(suite: cst.BaseSuite) -> bool:
+def leaves(suite: cst.BaseSuite) -> bool:
     """The block always ends in ``return`` or ``raise``."""
     last: cst.CSTNode = suite
     if isinstance(suite, cst.IndentedBlock):

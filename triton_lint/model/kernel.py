@@ -174,7 +174,8 @@ class LaunchSite:
     #: The innermost host function around the launch.
     function: cst.FunctionDef | None = None
     #: Conditions true at every call of the launching function in the project (asserts and
-    #: ``if`` tests around the calls, through up to two levels of callers).
+    #: ``if`` tests around the calls, through up to two levels of callers), and what the early
+    #: exits before the launch or a call leave true (``if m >= 4096: return``: ``m < 4096``).
     caller_holding: list[cst.BaseExpression] = field(default_factory=list)
     #: ``caller_holding`` and the tests of ``if ...: raise`` that run before every call.
     caller_guards: list[cst.BaseExpression] = field(default_factory=list)
