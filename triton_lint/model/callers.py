@@ -30,6 +30,7 @@ from triton_lint.model.host import bind_call, function_facts
 from triton_lint.model.kernel import ModuleModel
 from triton_lint.model.launches import calls_of
 from triton_lint.model.names import dotted_name
+from triton_lint.model.predicates import predicate_tests
 from triton_lint.model.project import FunctionKey
 from triton_lint.model.tree import iter_children, iter_nodes
 
@@ -159,17 +160,15 @@ def local_tests(
     holding: list[cst.BaseExpression] = []
     guards: list[cst.BaseExpression] = []
     for stmt, holds_call in _path_to(function, call):
+        test = stmt.test if holds_call and isinstance(stmt, cst.If) else _exit_test(stmt)
+        if test is not None:
+            tests = [test, *predicate_tests(host, function, test)]
+            holding += tests
+            guards += tests
         if holds_call:
-            if isinstance(stmt, cst.If):
-                holding.append(stmt.test)
-                guards.append(stmt.test)
             continue
         if isinstance(stmt, cst.If) and _raises(stmt.body):
             guards.append(stmt.test)
-        exit_test = _exit_test(stmt)
-        if exit_test is not None:
-            holding.append(exit_test)
-            guards.append(exit_test)
         for small in _small_statements(stmt):
             if isinstance(small, cst.Assert):
                 holding.append(small.test)
@@ -178,12 +177,21 @@ def local_tests(
     return holding, guards
 
 
-def exit_tests(function: cst.FunctionDef, call: cst.Call) -> list[cst.BaseExpression]:
+def exit_tests(
+    host: ModuleModel, function: cst.FunctionDef, call: cst.Call
+) -> list[cst.BaseExpression]:
     """What the early exits before ``call`` leave true: ``not test`` of each ``if test:``
     (no ``else``) on its way whose body always ends in ``return`` or ``raise``
-    (``if m >= 4096: ...; return y`` then a launch under ``m < 4096``)."""
-    found = (_exit_test(stmt) for stmt, holds_call in _path_to(function, call) if not holds_call)
-    return [test for test in found if test is not None]
+    (``if m >= 4096: ...; return y`` then a launch under ``m < 4096``); and the comparisons
+    of the predicate helpers that those and the ``if`` tests around ``call`` read."""
+    found: list[cst.BaseExpression] = []
+    for stmt, holds_call in _path_to(function, call):
+        test = _exit_test(stmt) if not holds_call else None
+        found += [test] if test is not None else []
+        if holds_call and isinstance(stmt, cst.If):
+            test = stmt.test
+        found += predicate_tests(host, function, test) if test is not None else []
+    return found
 
 
 def _exit_test(stmt: cst.BaseStatement) -> cst.BaseExpression | None:

@@ -61,7 +61,7 @@ def _add_caller_facts(model: ModuleModel, site: LaunchSite, callers: CallerIndex
     if site.function is None:
         return
     site.caller_guards.extend(helper_checks(host, site.function, site.call))
-    exits = exit_tests(site.function, site.call)  # `if m >= 4096: return` before the launch
+    exits = exit_tests(host, site.function, site.call)  # `if m >= 4096: return` before it
     site.caller_holding.extend(exits)
     site.caller_guards.extend(exits)
     flags = autograd_flag_tests(host, site.function, site.call, site.top)
