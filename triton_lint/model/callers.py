@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from triton_lint.model.dispatch import leaves, negated
+from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import bind_call, function_facts
 from triton_lint.model.kernel import ModuleModel
 from triton_lint.model.launches import calls_of
@@ -120,8 +121,12 @@ class CallerIndex:
                 if translated is not None and free_names(translated) <= params | _ALLOWED_FREE:
                     out.append(translated)
         facts.values = dict(bound)
-        for param, arg in bound.items():  # `op(S=S)`: the caller's `S` is not the parameter
-            clash = free_names(arg) & params & set(definitions)
+        for param, arg in bound.items():  # `op(S=S)` after `S = 512`: the caller's constant
+            clash = {
+                name
+                for name in free_names(arg) & params
+                if name in definitions and evaluate(definitions[name]) is not UNKNOWN
+            }
             if clash:
                 facts.values[param] = _substitute(arg, {n: definitions[n] for n in clash})
         pending = [(arg, 3) for arg in facts.values.values()]
