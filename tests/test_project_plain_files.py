@@ -5,9 +5,14 @@ outlined."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from triton_lint.project.index import ProjectIndex
+from triton_lint.run import RunOptions, lint_paths
+from triton_lint.selection import Layer
+
+CASES = Path(__file__).resolve().parent.parent / "fixtures" / "project"
 
 KERNELS = (
     "import triton\n\n@triton.jit\ndef kern(x):\n    pass\n\n\ndef op(x):\n    kern[(1,)](x)\n"
@@ -22,6 +27,13 @@ def _index(tmp_path: Path, files: dict[str, str]) -> ProjectIndex:
         path.write_text(text)
         entries.append((name, path, text.encode()))
     return ProjectIndex(entries)
+
+
+def _run(paths: list[Path], cache: Path) -> set[tuple[str, int, str]]:
+    options = RunOptions(cli_layer=Layer(select=["ALL"]), jobs=1, cache_dir=cache)
+    result = lint_paths(paths, options)
+    assert not result.crashes
+    return {(Path(f.path).name, f.line, f.code) for f in result.findings}
 
 
 def _callers(index: ProjectIndex) -> dict[tuple[str, str], dict[str, tuple[str, ...]]]:
@@ -79,3 +91,14 @@ def test_plain_files_that_import_other_names_of_a_kernel_module_are_not_read(tmp
     index = _index(tmp_path, files)
     assert _callers(index) == {}
     assert not {"pkg/norm.py", "pkg/note.py", "other/use.py"} & set(index.files)
+
+
+def test_editing_a_plain_caller_relints_the_kernel_file(tmp_path):
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl203_plain_caller_good", case)
+    cache = tmp_path / "cache"
+    assert _run([case], cache) == set()
+    model = case / "split" / "model.py"
+    model.write_text(model.read_text().replace("S = 512", "S = x.shape[-1] // 4"))
+    assert _run([case], cache) == {("kernels.py", 6, "TL203")}
+    assert _run([case / "split" / "kernels.py"], cache) == {("kernels.py", 6, "TL203")}
