@@ -165,13 +165,13 @@ def local_tests(
     holding: list[cst.BaseExpression] = []
     guards: list[cst.BaseExpression] = []
     for stmt, holds_call in _path_to(function, call):
-        test = stmt.test if holds_call and isinstance(stmt, cst.If) else _exit_test(stmt)
-        if test is not None:
-            tests = [test, *predicate_tests(host, function, test)]
-            holding += tests
-            guards += tests
         if holds_call:
+            if isinstance(stmt, cst.If):
+                holding += [stmt.test, *predicate_tests(host, function, stmt.test)]
+                guards.append(stmt.test)
             continue
+        test = _exit_test(stmt)  # holds, but checks nothing of the sizes it mentions
+        holding += [test, *predicate_tests(host, function, test)] if test is not None else []
         if isinstance(stmt, cst.If) and _raises(stmt.body):
             guards.append(stmt.test)
         for small in _small_statements(stmt):

@@ -61,9 +61,8 @@ def _add_caller_facts(model: ModuleModel, site: LaunchSite, callers: CallerIndex
     if site.function is None:
         return
     site.caller_guards.extend(helper_checks(host, site.function, site.call))
-    exits = exit_tests(host, site.function, site.call)  # `if m >= 4096: return` before it
-    site.caller_holding.extend(exits)
-    site.caller_guards.extend(exits)
+    # `if m >= 4096: return` before the launch: holding, not a guard of what it mentions
+    site.caller_holding.extend(exit_tests(host, site.function, site.call))
     flags = autograd_flag_tests(host, site.function, site.call, site.top)
     site.caller_holding.extend(flags)
     site.caller_guards.extend(flags)
