@@ -161,7 +161,8 @@ def local_tests(
     host: ModuleModel, function: cst.FunctionDef, call: cst.Call
 ) -> tuple[list[cst.BaseExpression], list[cst.BaseExpression]]:
     """Tests true where ``call`` runs in ``function`` (asserts before it, ``if`` tests around
-    it) and those plus the ``if ...: raise`` tests and helper checks that run before it."""
+    it, what early exits before it leave true, the predicate helpers those call) and the
+    asserts, ``if`` tests around it, ``if ...: raise`` tests and helper checks before it."""
     holding: list[cst.BaseExpression] = []
     guards: list[cst.BaseExpression] = []
     for stmt, holds_call in _path_to(function, call):
