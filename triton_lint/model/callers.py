@@ -4,7 +4,9 @@ function's own parameter names.
 
 For each call of the launching function ``f`` (found by `triton_lint.project.index`), the
 caller ``g`` contributes the ``assert`` statements and ``if ...: raise`` tests that run before
-the call, the tests of the ``if`` statements around it, the checks of a helper it calls first
+the call, the tests of the ``if`` statements around it, the negated tests of the ``if``
+statements before it whose body always returns or raises (`exit_tests`; also in the launching
+function itself), the checks of a helper it calls first
 (``get_config(M)`` raising for ``M > 512``), and what its own callers establish (up to
 `MAX_DEPTH` levels). A test is kept only when, once the arguments are replaced by ``f``'s
 parameters, it reads nothing but those parameters: a test about a caller's other locals says
@@ -23,10 +25,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from triton_lint.model.dispatch import leaves, negated
+from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import bind_call, function_facts
 from triton_lint.model.kernel import ModuleModel
 from triton_lint.model.launches import calls_of
 from triton_lint.model.names import dotted_name
+from triton_lint.model.predicates import predicate_tests
 from triton_lint.model.project import FunctionKey
 from triton_lint.model.tree import iter_children, iter_nodes
 
@@ -116,7 +121,15 @@ class CallerIndex:
                 if translated is not None and free_names(translated) <= params | _ALLOWED_FREE:
                     out.append(translated)
         facts.values = dict(bound)
-        pending = [(arg, 3) for arg in bound.values()]
+        for param, arg in bound.items():  # `op(S=S)` after `S = 512`: the caller's constant
+            clash = {
+                name
+                for name in free_names(arg) & params
+                if name in definitions and evaluate(definitions[name]) is not UNKNOWN
+            }
+            if clash:
+                facts.values[param] = _substitute(arg, {n: definitions[n] for n in clash})
+        pending = [(arg, 3) for arg in facts.values.values()]
         while pending:  # the caller's definitions of the names the arguments read
             expr, depth_left = pending.pop()
             for name in free_names(expr) - set(facts.values):
@@ -148,15 +161,18 @@ def local_tests(
     host: ModuleModel, function: cst.FunctionDef, call: cst.Call
 ) -> tuple[list[cst.BaseExpression], list[cst.BaseExpression]]:
     """Tests true where ``call`` runs in ``function`` (asserts before it, ``if`` tests around
-    it) and those plus the ``if ...: raise`` tests and helper checks that run before it."""
+    it, what early exits before it leave true, the predicate helpers those call) and the
+    asserts, ``if`` tests around it, ``if ...: raise`` tests and helper checks before it."""
     holding: list[cst.BaseExpression] = []
     guards: list[cst.BaseExpression] = []
     for stmt, holds_call in _path_to(function, call):
         if holds_call:
             if isinstance(stmt, cst.If):
-                holding.append(stmt.test)
+                holding += [stmt.test, *predicate_tests(host, function, stmt.test)]
                 guards.append(stmt.test)
             continue
+        test = _exit_test(stmt)  # holds, but checks nothing of the sizes it mentions
+        holding += [test, *predicate_tests(host, function, test)] if test is not None else []
         if isinstance(stmt, cst.If) and _raises(stmt.body):
             guards.append(stmt.test)
         for small in _small_statements(stmt):
@@ -165,6 +181,29 @@ def local_tests(
                 guards.append(small.test)
         guards.extend(_checks_before(host, stmt))
     return holding, guards
+
+
+def exit_tests(
+    host: ModuleModel, function: cst.FunctionDef, call: cst.Call
+) -> list[cst.BaseExpression]:
+    """What the early exits before ``call`` leave true: ``not test`` of each ``if test:``
+    (no ``else``) on its way whose body always ends in ``return`` or ``raise``
+    (``if m >= 4096: ...; return y`` then a launch under ``m < 4096``); and the comparisons
+    of the predicate helpers that those and the ``if`` tests around ``call`` read."""
+    found: list[cst.BaseExpression] = []
+    for stmt, holds_call in _path_to(function, call):
+        test = _exit_test(stmt) if not holds_call else None
+        found += [test] if test is not None else []
+        if holds_call and isinstance(stmt, cst.If):
+            test = stmt.test
+        found += predicate_tests(host, function, test) if test is not None else []
+    return found
+
+
+def _exit_test(stmt: cst.BaseStatement) -> cst.BaseExpression | None:
+    if isinstance(stmt, cst.If) and stmt.orelse is None and leaves(stmt.body):
+        return negated(stmt.test)
+    return None
 
 
 def helper_checks(

@@ -36,7 +36,7 @@ _NEGATED: dict[type[cst.BaseCompOp], Callable[[], cst.BaseCompOp]] = {
     cst.Equal: cst.NotEqual,
     cst.NotEqual: cst.Equal,
 }
-_CONSTANTS = {"True", "False", "None"}
+CONSTANTS = {"True", "False", "None"}
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def dispatched(helpers: dict[str, Helper], call: cst.Call) -> dict[str, list[cst
         found[kernel] = [
             substitute(test, bound)
             for test in conditions or ()
-            if _reads(test) <= params | _CONSTANTS
+            if reads(test) <= params | CONSTANTS
         ]
     return found
 
@@ -107,7 +107,7 @@ def _returns(
     if isinstance(suite, cst.IndentedBlock):
         for stmt in suite.body:
             _returns(stmt, conditions, out, resolve)
-            if isinstance(stmt, cst.If) and _leaves(stmt.body):
+            if isinstance(stmt, cst.If) and leaves(stmt.body):
                 conditions = [*conditions, negated(stmt.test)]
         return
     if isinstance(suite, cst.If):
@@ -132,7 +132,7 @@ def _returned(node: cst.CSTNode, resolve: Resolve) -> str | None:
     return resolve(name) if name is not None else None
 
 
-def _leaves(suite: cst.BaseSuite) -> bool:
+def leaves(suite: cst.BaseSuite) -> bool:
     """The block always ends in ``return`` or ``raise``."""
     last: cst.CSTNode = suite
     if isinstance(suite, cst.IndentedBlock):
@@ -161,7 +161,7 @@ def _parenthesized(test: cst.BaseExpression) -> cst.BaseExpression:
     return test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
-def _reads(test: cst.BaseExpression) -> set[str]:
+def reads(test: cst.BaseExpression) -> set[str]:
     """Names ``test`` reads as values (not attribute names, not keywords)."""
     skipped = {id(node.attr) for node in iter_nodes(test) if isinstance(node, cst.Attribute)} | {
         id(node.keyword) for node in iter_nodes(test) if isinstance(node, cst.Arg) and node.keyword

@@ -17,6 +17,7 @@ import libcst as cst
 from triton_lint.model.callers import (
     CallerIndex,
     autograd_flag_tests,
+    exit_tests,
     free_names,
     helper_checks,
     qualified_name,
@@ -77,6 +78,8 @@ def _add_caller_facts(model: ModuleModel, site: LaunchSite, callers: CallerIndex
     if site.function is None:
         return
     site.caller_guards.extend(helper_checks(host, site.function, site.call))
+    # `if m >= 4096: return` before the launch: holding, not a guard of what it mentions
+    site.caller_holding.extend(exit_tests(host, site.function, site.call))
     flags = autograd_flag_tests(host, site.function, site.call, site.top)
     site.caller_holding.extend(flags)
     site.caller_guards.extend(flags)

@@ -175,9 +175,12 @@ class LaunchSite:
     #: The innermost host function around the launch.
     function: cst.FunctionDef | None = None
     #: Conditions true at every call of the launching function in the project (asserts and
-    #: ``if`` tests around the calls, through up to two levels of callers).
+    #: ``if`` tests around the calls, through up to two levels of callers), and what the early
+    #: exits before the launch or a call leave true (``if m >= 4096: return``: ``m < 4096``)
+    #: and the predicate helpers their tests call return (`triton_lint.model.predicates`).
     caller_holding: list[cst.BaseExpression] = field(default_factory=list)
-    #: ``caller_holding`` and the tests of ``if ...: raise`` that run before every call.
+    #: ``caller_holding`` and the tests of ``if ...: raise`` that run before every call, but
+    #: not what an early exit leaves true (``not (x and helper(d))`` checks nothing of ``d``).
     caller_guards: list[cst.BaseExpression] = field(default_factory=list)
     #: The launching file's `ModuleModel.memo` (one walk of ``top`` for all its launches).
     memo: dict[tuple[str, int], Any] | None = field(default=None, repr=False, compare=False)

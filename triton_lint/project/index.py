@@ -13,9 +13,11 @@ Which files are read:
 3. files that write a launching function's name: the calls of it (``name(``), then the calls
    of those callers, up to `MAX_DEPTH` levels.
 
-Only files that mention ``triton`` are read at all (a bytes search): scanning every Python file
-of a monorepo for call names costs more than linting its kernels. A caller in a file that
-never names Triton is not seen, so its bounds are unknown at the launch.
+Files that mention ``triton`` (a bytes search) are read as above. A file that never names
+Triton is read only when its import statements name a module or function the index follows
+(a kernel file, a launching or calling function's file, one of those functions through a
+package's ``__init__``), or when a name is resolved through it (a re-exporting ``__init__``):
+`triton_lint.project.dormant` finds those statements in its bytes without outlining it.
 
 The work is bounded: `MAX_DEPTH` levels of callers, and a function called from more than
 `MAX_CALLS` places gets no caller facts at all (`ProjectContext.unbounded`): a helper called
@@ -37,6 +39,7 @@ from triton_lint.engine import may_define_kernels, may_hold_kernels
 from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
+from triton_lint.project.dormant import DormantFiles, Wanted
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
 from triton_lint.source import decode
 
@@ -185,17 +188,21 @@ class ProjectIndex:
     ) -> None:
         self.files: dict[str, ProjectFile] = {}
         self.by_module: dict[str, ProjectFile] = {}
-        ambiguous: set[str] = set()
+        self.store = store
+        #: files that never name Triton, read once their imports name what the index follows
+        self.dormant = DormantFiles(module_name)
+        self._ambiguous: set[str] = set()
         for display, path, data in files:
             if b"triton" not in data:
-                continue  # launching and calling files of a Triton project name Triton
+                self.dormant.add(display, path, data)
+                continue
             entry = ProjectFile(display, path, data, store=store)
             entry.module, entry.is_package = module_name(path)
             self.files[display] = entry
             if entry.module in self.by_module:
-                ambiguous.add(entry.module)
+                self._ambiguous.add(entry.module)
             self.by_module.setdefault(entry.module, entry)
-        for module in ambiguous:  # two files import as the same name: which one is unknown
+        for module in self._ambiguous:  # two files import as one name: which one is unknown
             del self.by_module[module]
         #: kernel file display -> launching file display -> dotted name -> kernel name
         self.kernel_refs: dict[str, dict[str, dict[str, str]]] = {}
@@ -222,14 +229,47 @@ class ProjectIndex:
         if not kernel_files:
             return
         names = {name for f in kernel_files for name in f.kernels}
-        for entry in self.files.values():
+        wanted: Wanted = {}
+        for kernel_file in kernel_files:
+            wanted.setdefault(kernel_file.module, set()).update(kernel_file.kernels)
+        self._admit(wanted)
+        for entry in list(self.files.values()):
             if entry.words & names:  # a launch, or an import under another name
                 self._record_launches(entry, names)
         frontier = {key for keys in self.launchers.values() for key in keys}
         seen = set(frontier)
         for _ in range(MAX_DEPTH):
+            wanted = {}
+            for path, function in frontier:
+                if "." not in function:  # a method's callers are its class's methods
+                    wanted.setdefault(self.files[path].module, set()).add(function)
+            self._admit(wanted)
             frontier = self._record_callers(frontier) - seen
             seen |= frontier
+
+    def _admit(self, wanted: Wanted) -> None:
+        """Index the files that never name Triton but import what ``wanted`` names."""
+        for display in self.dormant.importing(wanted):
+            self._wake(display)
+
+    def _wake(self, display: str) -> None:
+        path, data, (module, is_package) = self.dormant.take(display)
+        entry = ProjectFile(display, path, data, module, is_package, store=self.store)
+        self.files[display] = entry
+        if entry.module in self.by_module:
+            del self.by_module[entry.module]
+            self._ambiguous.add(entry.module)
+        elif entry.module not in self._ambiguous:
+            self.by_module[entry.module] = entry
+
+    def _module(self, module: str) -> ProjectFile | None:
+        """The indexed file imported as ``module``; one that never names Triton is indexed
+        now (a package's ``__init__`` that re-exports a launching function)."""
+        if module not in self.by_module and module not in self._ambiguous:
+            display = self.dormant.named(module)
+            if display is not None:
+                self._wake(display)
+        return self.by_module.get(module)
 
     def _record_launches(self, entry: ProjectFile, names: set[str]) -> None:
         entry.parse()
@@ -267,7 +307,7 @@ class ProjectIndex:
 
     def _record_dispatch_calls(self, kernel_file: ProjectFile, helper: str) -> None:
         """The functions of other files that call a dispatch helper of the kernels' file."""
-        for entry in self.files.values():
+        for entry in list(self.files.values()):
             if entry is kernel_file or helper not in entry.words:
                 continue
             entry.parse()
@@ -293,7 +333,7 @@ class ProjectIndex:
         found: set[FunctionKey] = set()
         counts: dict[FunctionKey, int] = {}
         names = set(wanted)
-        for entry in self.files.values():
+        for entry in list(self.files.values()):
             if not entry.words & names:
                 continue
             entry.parse()
@@ -351,7 +391,7 @@ class ProjectIndex:
             return None
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            entry = self.by_module.get(".".join(parts[:cut]))
+            entry = self._module(".".join(parts[:cut]))
             if entry is None:
                 continue
             name = ".".join(parts[cut:])
