@@ -89,7 +89,8 @@ NOTES = """
   `allow_tf32=`, deprecated but still accepted by Triton 3.9. Both rules then passed 40%
   debatable and split into tiers (the zero-fill-neutral and deprecated-but-accepted cases are
   info: TL103's error findings went from 212 to 7 in this corpus, TL208's error/warning ones
-  from 99 to 31; a fresh blind round has not been read since). The 10 FPs: bounds set by callers in other functions or files (TL209 x2, TL104 x2,
+  from 99 to 31; a fresh blind round has not been read since). The 10 FPs: bounds set by
+  callers in other functions or files (TL209 x2, TL104 x2,
   TL203 x2), a modulo bound (TL104), a constexpr computed from other constexprs (TL203), a
   ring-buffer length (TL203), and a branch no caller takes (TL103).
 
@@ -328,11 +329,24 @@ def _lint_one(job: tuple[str, str, tuple[str, ...], str, ProjectContext | None])
 
 
 def _indices(files: list[tuple[str, str]]) -> dict[str, ProjectIndex]:
-    """One project index per package: launches and callers across its files."""
-    by_package: dict[str, list[tuple[str, Path, bytes]]] = defaultdict(list)
+    """One project index per package: launches and callers across its files. Like the CLI's,
+    it is given every Python file of the package (not vendored), not only the ones linted: a
+    caller that never names Triton still sets bounds at a launch."""
+    linted = {path for _, path in files}
+    roots: dict[str, Path] = {}
     for package, path in files:
-        by_package[package].append((path, Path(path), Path(path).read_bytes()))
-    return {package: ProjectIndex(entries) for package, entries in by_package.items()}
+        parts = Path(path).parts
+        top = next(i for i, part in enumerate(parts) if part.startswith(f"{package}-"))
+        roots.setdefault(package, Path(*parts[: top + 1]))
+    indices: dict[str, ProjectIndex] = {}
+    for package, root in roots.items():
+        entries = []
+        for path in sorted(root.rglob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            if str(path) in linted or not _is_vendored(relative):
+                entries.append((str(path), path, path.read_bytes()))
+        indices[package] = ProjectIndex(entries)
+    return indices
 
 
 def lint_all(
