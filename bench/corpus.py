@@ -765,6 +765,15 @@ UNIFORM_ROUNDS = {
         "by a fourth reader with the TL104 contract",
         None,
     ),
+    "26": (
+        "`--uniform 80 --seed 2611`: every default rule's error/warning findings outside "
+        "vendor-fork directories, from the corpus run of commit a92c970 (issues 32/33 work of "
+        "this session merged: TL209 tiers, unlaunched-kernel info, kernel-local fixes of round "
+        "25, files without Triton indexed by the CLI); seed written down before the draw; read "
+        "blind by three new readers (27/27/26 findings each, same brief as round 25); none "
+        "of the 80 changed in the final run",
+        None,
+    ),
 }
 
 
