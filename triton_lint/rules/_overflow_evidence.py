@@ -82,20 +82,29 @@ def warning_evidence(
 
 def _widened_twin(kernel: Kernel, size: cst.BaseExpression) -> str | None:
     """Another kernel of the file multiplies a widened index by a size of the same text."""
-    text = kernel.code(size)
-    for other in kernel.module.kernels:
-        if other is kernel:
-            continue
-        provenance = other.facts(Provenance)
-        for node in iter_nodes(other.node.body):
-            if not (
-                isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)
-            ):
-                continue
-            for factor, rest in ((node.left, node.right), (node.right, node.left)):
-                if other.code(rest) == text and Prov.WIDENED in provenance.of(factor):
-                    return other.name
+    for other, factor in _products(kernel).get(kernel.code(size), ()):
+        if other is not kernel and Prov.WIDENED in other.facts(Provenance).of(factor):
+            return other.name
     return None
+
+
+def _products(kernel: Kernel) -> dict[str, list[tuple[Kernel, cst.BaseExpression]]]:
+    """Every product of every kernel of the file, by the text of one factor: (kernel, the
+    other factor), in the file's order. Built once per file (`ModuleModel.memo`): each
+    TL104 warning asked every other kernel again, quadratic in the kernels of a file."""
+    key = ("overflow_products", 0)
+    memo = kernel.module.memo
+    if key not in memo:
+        table: dict[str, list[tuple[Kernel, cst.BaseExpression]]] = {}
+        for other in kernel.module.kernels:
+            for node in iter_nodes(other.node.body):
+                if isinstance(node, cst.BinaryOperation) and isinstance(
+                    node.operator, cst.Multiply
+                ):
+                    for factor, rest in ((node.left, node.right), (node.right, node.left)):
+                        table.setdefault(other.code(rest), []).append((other, factor))
+        memo[key] = table
+    return memo[key]
 
 
 def bounded_program_ids(
