@@ -12,6 +12,7 @@ from triton_lint.model.names import dotted_name
 from triton_lint.model.predicates import HelperFiles
 from triton_lint.model.project import ProjectContext
 from triton_lint.model.tree import iter_nodes
+from triton_lint.rules._overflow_evidence import numel_below
 
 
 def _tests(source: str) -> set[str]:
@@ -126,3 +127,21 @@ def test_a_predicate_helper_imported_from_a_project_file_holds(imports, test, ex
     ]
     holding = {module.code_for_node(t) for t in local_tests(host, function, call, files)[0]}
     assert holding == {test} | expected
+
+
+@pytest.mark.parametrize(
+    ("test", "fits"),
+    [
+        ("w.numel() < 2**31", True),
+        ("w.numel() <= 2**31 - 1", True),
+        ("2147483648 > w.numel()", True),
+        ("w.numel() < 2**32", False),  # more than int32 offsets reach
+        ("w.numel() <= 2**31", True),  # offsets stay below numel
+        ("w.numel() <= 2**31 + 1", False),
+        ("x.numel() < 2**31", False),  # another tensor
+        ("w.numel() > 2**20", False),
+        ("w.numel(0) < 2**31", False),
+    ],
+)
+def test_a_host_test_bounds_a_tensors_extent_by_int32(test, fits):
+    assert numel_below(cst.parse_expression(test), "w") is fits
