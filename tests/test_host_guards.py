@@ -7,9 +7,12 @@ import libcst as cst
 import pytest
 
 from triton_lint.model.build import build_host_model
-from triton_lint.model.callers import exit_tests
+from triton_lint.model.callers import exit_tests, local_tests
 from triton_lint.model.names import dotted_name
+from triton_lint.model.predicates import HelperFiles
+from triton_lint.model.project import ProjectContext
 from triton_lint.model.tree import iter_nodes
+from triton_lint.rules._overflow_evidence import numel_below
 
 
 def _tests(source: str) -> set[str]:
@@ -79,3 +82,66 @@ def long_helper(n):
 )
 def test_a_predicate_helper_holds_where_its_call_does(body, expected):
     assert _tests(f"{HELPERS}\ndef f(m, e=True):\n{body}") == expected
+
+
+KERNEL_FILE = """
+def fits_one_wave(rows):
+    return 0 < rows <= 132
+
+
+def supported(x, rows):
+    return x.is_contiguous() and fits_one_wave(rows)
+
+
+def deeper(x, rows):
+    return supported(x, rows) and rows % 8 == 0
+"""
+
+
+@pytest.mark.parametrize(
+    ("imports", "test", "expected"),
+    [
+        ("from pkg.kernels import supported", "supported(x, m)", {"0 < m <= 132"}),
+        ("from .kernels import supported as ok", "ok(x, m)", {"0 < m <= 132"}),
+        ("from . import kernels as K", "K.supported(x, m)", {"0 < m <= 132"}),
+        ("import pkg.kernels as K", "K.fits_one_wave(m)", {"0 < m <= 132"}),
+        # two helpers deep at most: `deeper` keeps its own term, not what `fits_one_wave` says
+        ("from pkg.kernels import deeper", "deeper(x, m)", {"m % 8 == 0"}),
+        # a module the project index did not give, a name the file does not define
+        ("from other.kernels import supported", "supported(x, m)", set()),
+        ("from pkg.kernels import supported", "missing(x, m)", set()),
+    ],
+)
+def test_a_predicate_helper_imported_from_a_project_file_holds(imports, test, expected):
+    kernels = build_host_model("pkg/kernels.py", KERNEL_FILE, cst.parse_module(KERNEL_FILE), "3.4")
+    source = f"{imports}\n\n\ndef f(x, m):\n    if {test}:\n        launch(m)\n"
+    module = cst.parse_module(source)
+    host = build_host_model("pkg/model.py", source, module, "3.4")
+    kernels.project = ProjectContext(sources={"pkg/model.py": source.encode()})
+    files = HelperFiles(kernels, {"pkg/kernels.py": kernels, "pkg/model.py": host}.get)
+    function = host.functions["f"]
+    (call,) = [
+        n
+        for n in iter_nodes(function)
+        if isinstance(n, cst.Call) and dotted_name(n.func) == "launch"
+    ]
+    holding = {module.code_for_node(t) for t in local_tests(host, function, call, files)[0]}
+    assert holding == {test} | expected
+
+
+@pytest.mark.parametrize(
+    ("test", "fits"),
+    [
+        ("w.numel() < 2**31", True),
+        ("w.numel() <= 2**31 - 1", True),
+        ("2147483648 > w.numel()", True),
+        ("w.numel() < 2**32", False),  # more than int32 offsets reach
+        ("w.numel() <= 2**31", True),  # offsets stay below numel
+        ("w.numel() <= 2**31 + 1", False),
+        ("x.numel() < 2**31", False),  # another tensor
+        ("w.numel() > 2**20", False),
+        ("w.numel(0) < 2**31", False),
+    ],
+)
+def test_a_host_test_bounds_a_tensors_extent_by_int32(test, fits):
+    assert numel_below(cst.parse_expression(test), "w") is fits

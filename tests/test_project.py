@@ -444,3 +444,38 @@ def test_a_kernel_never_launched_in_the_project_is_information():
         (19, "warning"),
         (41, "warning"),
     ]
+
+
+OPS_WITH_HELPER = """import triton
+
+from gate.kernels import gate_rows_kernel
+
+
+def gate_supported(x, rows):
+    return x.is_contiguous() and 0 < rows <= 132
+
+
+def gate_rows(x, y, m):
+    n = x.shape[1]
+    warps = 4 if gate_supported(x, m) else 8
+    gate_rows_kernel[(m,)](x, y, x.stride(0), n, BLOCK=triton.next_power_of_2(n), num_warps=warps)
+    return y
+"""
+
+
+def test_editing_an_imported_predicate_helper_relints_the_kernel_file(tmp_path, monkeypatch):
+    """``model.py`` calls the launching function under ``K.gate_supported(x, M)``, a helper
+    of ``ops.py`` kept in the part of it the lint parses (``gate_rows`` names it): its bound
+    on the grid is part of what the kernel file's lint read, so editing it re-lints that file."""
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl104_imported_predicate_good", case)
+    ops, model = case / "gate" / "ops.py", case / "gate" / "model.py"
+    ops.write_text(OPS_WITH_HELPER)
+    model.write_text(model.read_text().replace("import kernels as K", "import ops as K"))
+    cache = tmp_path / "cache"
+    linted = _linted(monkeypatch)
+    assert _run([case], cache) == set()
+    ops.write_text(OPS_WITH_HELPER.replace("0 < rows <= 132", "rows >= 132"))
+    linted.clear()
+    assert _run([case], cache) == {("kernels.py", 9, "TL104")}
+    assert linted == ["kernels.py"]

@@ -31,7 +31,7 @@ from triton_lint.model.host import bind_call, function_facts
 from triton_lint.model.kernel import ModuleModel
 from triton_lint.model.launches import calls_of
 from triton_lint.model.names import dotted_name
-from triton_lint.model.predicates import predicate_tests
+from triton_lint.model.predicates import HelperFiles, predicate_tests
 from triton_lint.model.project import FunctionKey
 from triton_lint.model.tree import iter_children, iter_nodes
 
@@ -67,6 +67,7 @@ class CallerIndex:
         self.model = model
         self.project = model.project
         self.hosts = hosts
+        self.helpers = HelperFiles(model, hosts)
         self._facts: dict[FunctionKey, CallerFacts] = {}
 
     def facts(self, key: FunctionKey, function: cst.FunctionDef, depth: int = 0) -> CallerFacts:
@@ -104,7 +105,7 @@ class CallerIndex:
         guards: list[cst.BaseExpression] = []
         definitions: dict[str, cst.BaseExpression] = {}
         if caller is not None:
-            holding, guards = local_tests(host, caller, call)
+            holding, guards = local_tests(host, caller, call, self.helpers)
             definitions = dict(function_facts(host, caller)[1])
             name = qualified_name(host, caller, top)
             if depth + 1 < MAX_DEPTH and name is not None:
@@ -158,21 +159,23 @@ def _path_to(function: cst.FunctionDef, call: cst.Call) -> Iterator[tuple[cst.Ba
 
 
 def local_tests(
-    host: ModuleModel, function: cst.FunctionDef, call: cst.Call
+    host: ModuleModel, function: cst.FunctionDef, call: cst.Call, files: HelperFiles | None = None
 ) -> tuple[list[cst.BaseExpression], list[cst.BaseExpression]]:
     """Tests true where ``call`` runs in ``function`` (asserts before it, ``if`` tests around
-    it, what early exits before it leave true, the predicate helpers those call) and the
-    asserts, ``if`` tests around it, ``if ...: raise`` tests and helper checks before it."""
+    it, what early exits before it leave true, the predicate helpers those call, also imported
+    from ``files``) and the asserts, ``if`` tests around it, ``if ...: raise`` tests and
+    helper checks before it."""
     holding: list[cst.BaseExpression] = []
     guards: list[cst.BaseExpression] = []
     for stmt, holds_call in _path_to(function, call):
         if holds_call:
             if isinstance(stmt, cst.If):
-                holding += [stmt.test, *predicate_tests(host, function, stmt.test)]
+                holding += [stmt.test, *predicate_tests(host, function, stmt.test, files)]
                 guards.append(stmt.test)
             continue
         test = _exit_test(stmt)  # holds, but checks nothing of the sizes it mentions
-        holding += [test, *predicate_tests(host, function, test)] if test is not None else []
+        if test is not None:
+            holding += [test, *predicate_tests(host, function, test, files)]
         if isinstance(stmt, cst.If) and _raises(stmt.body):
             guards.append(stmt.test)
         for small in _small_statements(stmt):

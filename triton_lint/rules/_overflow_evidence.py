@@ -178,3 +178,29 @@ def one_dimensional(stride: Stride) -> bool:
     return isinstance(only, cst.Integer | cst.BinaryOperation) or (
         isinstance(only, cst.Subscript) and not isinstance(only.slice[0].slice, cst.Slice)
     )
+
+
+def extent_fits(stride: Stride) -> bool:
+    """A test holding at the launch says ``stride.tensor`` has at most 2**31 elements
+    (``weight.numel() < 2**31``, also read from a predicate helper its callers call): a
+    row of it times its row stride stays inside it."""
+    return any(numel_below(test, stride.tensor) for test in stride.site.holding_tests())
+
+
+def numel_below(test: cst.BaseExpression, tensor: str) -> bool:
+    """``test`` says ``tensor.numel()`` is at most 2**31 (``< 2**31``, ``<= 2**31``)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    left, operator, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(operator, cst.GreaterThan | cst.GreaterThanEqual):
+        left, right = right, left  # `2**31 > t.numel()`
+    numel = (
+        isinstance(left, cst.Call) and not left.args and dotted_name(left.func) == f"{tensor}.numel"
+    )
+    limit = evaluate(right)
+    if not numel or not isinstance(limit, int) or limit is UNKNOWN:
+        return False
+    # offsets stay below numel, so `numel <= 2**31` keeps them within int32
+    if isinstance(operator, cst.LessThan | cst.GreaterThan):
+        return limit <= 2**31
+    return isinstance(operator, cst.LessThanEqual | cst.GreaterThanEqual) and limit <= 2**31

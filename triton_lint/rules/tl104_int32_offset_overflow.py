@@ -22,6 +22,7 @@ from triton_lint.model.tree import iter_nodes
 from triton_lint.model.usage import Usage
 from triton_lint.rules._overflow_evidence import (
     bounded_program_ids,
+    extent_fits,
     one_dimensional,
     warning_evidence,
 )
@@ -61,7 +62,9 @@ factor is widened (also by a jit helper in the file whose every return is widene
 reported, nor products whose size every launch in the file fills with an inner stride
 (`q.stride(1)`, the second element of `q.stride()`, of `*(s.stride(0), s.stride(1))` or of a
 `**dict(...)`): a head or column index times it stays inside one slice of the tensor's
-outermost dimension, which would itself need 2**31 elements. Coordinates are left alone too:
+outermost dimension, which would itself need 2**31 elements. Nor is a row index times
+`t.stride(0)` where a host test bounds `t.numel()` by 2**31 (an `assert`, an `if`, or a
+predicate helper the callers call, also imported). Coordinates are left alone too:
 a product inside a factor widened before a runtime size scales it (`n0 = block * n_block`
 then `n0.to(tl.int64) * stride`), reflected positions (`period - y % period`), and indices
 defined in one arm of an `if` on a compile-time flag whose other arm defines them widened
@@ -160,9 +163,8 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
         for key, products in groups.items():
             sources = sources_of[key]
             rows = _row_index(kernel, sources)
-            # The product over a whole tensor is the convincing one: a row stride of a data
-            # tensor, an outermost stride, or else the most runtime sizes multiplied
-            # (`split * M * N` over `split * tiles`); then the first in source order.
+            # The whole-tensor product convinces: a data tensor's row stride, an outermost
+            # stride, else the most sizes (`split * M * N`); then the first in source order.
             order = kernel.facts(Structure).position
             products.sort(
                 key=lambda p: (
@@ -221,9 +223,10 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
             if strides and all(stride.inner or one_dimensional(stride) for stride in strides):
                 continue  # an inner stride: the product stays inside one outermost slice
             sources = index_sources(kernel, index)
-            # a host test's bound on the grid (`if n <= 1536:`) counts for one size only:
-            # 32 programs times `N * M` still span 32 whole matrices
+            # a host bound on the grid (`if n <= 1536:`) counts for one size only (32 x `N * M`)
             host_bounds = _size_factors(kernel, node) < 2
+            if strides and host_bounds and all(map(extent_fits, strides)):
+                continue  # the host checks `t.numel() < 2**31`: a row of `t` stays inside it
             if not sources or bounded_program_ids(kernel, index, sources, host_bounds):
                 continue  # `grid = (num_cores,)` without a grid-stride loop: a few programs
             return size, sources, strides
