@@ -333,3 +333,15 @@ def test_tl301_pairwise_decay_is_information_where_every_launch_selects_the_guar
     both = (FIXTURES / "TL301" / "bad_pairwise_decay.py").read_text()
     found = [(f.line, f.severity.value) for f in _run("TL301", both, "3.9")]
     assert found == [(19, "error"), (30, "error"), (44, "error")]
+
+
+def test_tl301_is_information_under_a_constexpr_branch_no_launch_takes():
+    """`if USE_SOFTCAP:` with the only launch passing False: the ratio in the branch and in
+    the helper only called there never run (info); launched with True, both are errors."""
+    text = (FIXTURES / "TL301" / "bad_softcap_flag_never_set.py").read_text()
+    found = [(f.line, f.severity.value) for f in _run("TL301", text, "3.9")]
+    assert found == [(13, "info"), (23, "info")]
+    assert all("no launch in the project takes" in f.message for f in _run("TL301", text, "3.9"))
+    taken = text.replace("USE_SOFTCAP=False", "USE_SOFTCAP=True")
+    found = [(f.line, f.severity.value) for f in _run("TL301", taken, "3.9")]
+    assert found == [(13, "error"), (23, "error")]
