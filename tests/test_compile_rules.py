@@ -345,3 +345,19 @@ def test_tl301_is_information_under_a_constexpr_branch_no_launch_takes():
     taken = text.replace("USE_SOFTCAP=False", "USE_SOFTCAP=True")
     found = [(f.line, f.severity.value) for f in _run("TL301", taken, "3.9")]
     assert found == [(13, "error"), (23, "error")]
+
+
+def test_tl203_is_information_when_another_compile_time_constexpr_carries_the_value():
+    """`BATCH` is a factor of `ROWS` and `SEQ` a dimension of the tensor whose `numel()` gives
+    `M`, both constexprs the kernel needs at compile time: no compilation of their own (info,
+    naming the other); beside a runtime row count `SEQ` stays a warning."""
+    path = FIXTURES / "TL203" / "bad_carried_by_another_constexpr.py"
+    found = _run("TL203", path.read_text(encoding="utf-8"), "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [
+        (19, "info"),
+        (31, "info"),
+        (44, "warning"),
+    ]
+    assert "compiles once per value of `ROWS`" in found[0].message
+    assert "compiles once per value of `M`" in found[1].message
+    assert "info" not in found[2].message

@@ -87,7 +87,9 @@ information: the compiled kernels are correct, the clamp upstream added is defen
 imported under an exponential's name (fla's `exp2`, vLLM's `fast_exp`) count for this form. And
 a softplus written `log(1 + exp(x))` is `inf` for x > 88 where the answer is x; it is reported
 unless a `tl.where` on the input takes the large values another way (`where(x <= 20, log(1 +
-exp(x)), x)`)."""
+exp(x)), x)`). Any of these forms under a compile-time branch that every launch in the
+project fixes the other way (`if USE_SOFTCAP:` with the only launch passing `False`), or in a
+helper called only there, is information: no compiled kernel runs it."""
     fix = """\
 Subtract the row maximum before exponentiating: `z = x - tl.max(x, axis=0)`,
 `num = tl.exp(z)`, `out = num / tl.sum(num, axis=0)`; in an online softmax subtract the running
