@@ -361,3 +361,29 @@ def test_tl203_is_information_when_another_compile_time_constexpr_carries_the_va
     assert "compiles once per value of `ROWS`" in found[0].message
     assert "compiles once per value of `M`" in found[1].message
     assert "info" not in found[2].message
+
+
+def test_tl301_a_helper_another_file_calls_keeps_its_error(tmp_path):
+    """Another file of the project imports the helper and may call it in a live branch: the
+    helper's own file no longer says that nothing runs it."""
+    from triton_lint.run import RunOptions, lint_paths
+    from triton_lint.selection import Layer
+
+    package = tmp_path / "attn"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.triton-lint]\n")
+    (package / "__init__.py").write_text("")
+    text = (FIXTURES / "TL301" / "bad_softcap_flag_never_set.py").read_text()
+    (package / "kernels.py").write_text(text)
+    options = RunOptions(cli_layer=Layer(select=["TL301"]), jobs=1, cache_dir=None)
+    alone = lint_paths([package], options)
+    assert [(f.line, f.severity.value) for f in alone.findings] == [(13, "info"), (23, "info")]
+    (package / "other.py").write_text(
+        "from attn.kernels import apply_softcap\n\n\ndef use(s, c):\n"
+        "    return apply_softcap(s, c)\n"
+    )
+    found = lint_paths([package], options).findings
+    assert [(f.line, f.severity.value) for f in found if f.path.endswith("kernels.py")] == [
+        (13, "error"),
+        (23, "info"),
+    ]

@@ -91,8 +91,12 @@ class FixedConstexprs:
     def never_called(self) -> bool:
         """A device helper every call of which, in the launched kernels of its file, sits in an
         arm their launches never take (``if USE_SOFTCAP: apply_softcap(...)`` with every launch
-        passing ``USE_SOFTCAP=False``): no compiled specialisation runs it."""
-        if self.kernel.launches:
+        passing ``USE_SOFTCAP=False``), and no other file of the project names it (linted
+        alone, the file is all that is known): no compiled specialisation runs it."""
+        project = self.kernel.module.project
+        if self.kernel.launches or (
+            project is not None and self.kernel.name not in project.unreferenced
+        ):
             return False
         calls = [
             (other, call.node)
