@@ -333,3 +333,57 @@ def test_tl301_pairwise_decay_is_information_where_every_launch_selects_the_guar
     both = (FIXTURES / "TL301" / "bad_pairwise_decay.py").read_text()
     found = [(f.line, f.severity.value) for f in _run("TL301", both, "3.9")]
     assert found == [(19, "error"), (30, "error"), (44, "error")]
+
+
+def test_tl301_is_information_under_a_constexpr_branch_no_launch_takes():
+    """`if USE_SOFTCAP:` with the only launch passing False: the ratio in the branch and in
+    the helper only called there never run (info); launched with True, both are errors."""
+    text = (FIXTURES / "TL301" / "bad_softcap_flag_never_set.py").read_text()
+    found = [(f.line, f.severity.value) for f in _run("TL301", text, "3.9")]
+    assert found == [(13, "info"), (23, "info")]
+    assert all("no launch in the project takes" in f.message for f in _run("TL301", text, "3.9"))
+    taken = text.replace("USE_SOFTCAP=False", "USE_SOFTCAP=True")
+    found = [(f.line, f.severity.value) for f in _run("TL301", taken, "3.9")]
+    assert found == [(13, "error"), (23, "error")]
+
+
+def test_tl203_is_information_when_another_compile_time_constexpr_carries_the_value():
+    """`BATCH` is a factor of `ROWS` and `SEQ` a dimension of the tensor whose `numel()` gives
+    `M`, both constexprs the kernel needs at compile time: no compilation of their own (info,
+    naming the other); beside a runtime row count `SEQ` stays a warning."""
+    path = FIXTURES / "TL203" / "bad_carried_by_another_constexpr.py"
+    found = _run("TL203", path.read_text(encoding="utf-8"), "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [
+        (19, "info"),
+        (31, "info"),
+        (44, "warning"),
+    ]
+    assert "compiles once per value of `ROWS`" in found[0].message
+    assert "compiles once per value of `M`" in found[1].message
+    assert "info" not in found[2].message
+
+
+def test_tl301_a_helper_another_file_calls_keeps_its_error(tmp_path):
+    """Another file of the project imports the helper and may call it in a live branch: the
+    helper's own file no longer says that nothing runs it."""
+    from triton_lint.run import RunOptions, lint_paths
+    from triton_lint.selection import Layer
+
+    package = tmp_path / "attn"
+    package.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.triton-lint]\n")
+    (package / "__init__.py").write_text("")
+    text = (FIXTURES / "TL301" / "bad_softcap_flag_never_set.py").read_text()
+    (package / "kernels.py").write_text(text)
+    options = RunOptions(cli_layer=Layer(select=["TL301"]), jobs=1, cache_dir=None)
+    alone = lint_paths([package], options)
+    assert [(f.line, f.severity.value) for f in alone.findings] == [(13, "info"), (23, "info")]
+    (package / "other.py").write_text(
+        "from attn.kernels import apply_softcap\n\n\ndef use(s, c):\n"
+        "    return apply_softcap(s, c)\n"
+    )
+    found = lint_paths([package], options).findings
+    assert [(f.line, f.severity.value) for f in found if f.path.endswith("kernels.py")] == [
+        (13, "error"),
+        (23, "info"),
+    ]

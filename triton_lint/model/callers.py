@@ -117,7 +117,8 @@ class CallerIndex:
         by_code = {host.module.code_for_node(arg): param for param, arg in bound.items()}
         facts = CallerFacts()
         for tests, out in ((holding, facts.holding), (guards, facts.guards)):
-            for test in tests:
+            split = out is facts.holding  # a conjunct of a guard's raise test is no guard
+            for test in (part for whole in tests for part in _conjuncts(whole, split)):
                 translated = _translate(test, by_code, host)
                 if translated is not None and free_names(translated) <= params | _ALLOWED_FREE:
                     out.append(translated)
@@ -402,6 +403,14 @@ def _helper_checks(host: ModuleModel, small: cst.CSTNode) -> Iterator[cst.BaseEx
         for test in tests:
             if free_names(test) <= set(by_code) | _ALLOWED_FREE:
                 yield _substitute(test, by_code)
+
+
+def _conjuncts(test: cst.BaseExpression, split: bool) -> list[cst.BaseExpression]:
+    """The operands of a holding ``a and b``: each holds, and may read only the callee's
+    parameters where the whole does not."""
+    if split and isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_conjuncts(test.left, split), *_conjuncts(test.right, split)]
+    return [test]
 
 
 def _translate(

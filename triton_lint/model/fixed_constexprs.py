@@ -73,6 +73,40 @@ class FixedConstexprs:
             return None
         return "body" if result else "orelse"
 
+    def dead(self, node: cst.CSTNode) -> bool:
+        """``node`` sits in an ``if`` arm (or a ternary's) that the fixed values never take."""
+        structure = self.kernel.facts(Structure)
+        child = node
+        for parent in structure.ancestors(node):
+            if type(parent) is cst.If or type(parent) is cst.IfExp:
+                arm = (
+                    "body" if child is parent.body else "orelse" if child is parent.orelse else None
+                )
+                taken = self.taken_arm(parent) if arm is not None else None
+                if taken is not None and taken != arm:
+                    return True
+            child = parent
+        return False
+
+    def never_called(self) -> bool:
+        """A device helper every call of which, in the launched kernels of its file, sits in an
+        arm their launches never take (``if USE_SOFTCAP: apply_softcap(...)`` with every launch
+        passing ``USE_SOFTCAP=False``), and no other file of the project names it (linted
+        alone, the file is all that is known): no compiled specialisation runs it."""
+        project = self.kernel.module.project
+        if self.kernel.launches or (
+            project is not None and self.kernel.name not in project.unreferenced
+        ):
+            return False
+        calls = [
+            (other, call.node)
+            for other in self.kernel.module.kernels
+            if other is not self.kernel
+            for call in other.calls
+            if call.name == self.kernel.name
+        ]
+        return bool(calls) and all(other.facts(FixedConstexprs).dead(node) for other, node in calls)
+
     def reaching(self, use: cst.Name) -> list[Definition]:
         """`Reaching.reaching`, less the definitions a later assignment overwrites on every
         path once the dead arms are dropped (``x = f(x)`` then ``if IS_CAUSAL: x =

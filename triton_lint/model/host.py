@@ -188,12 +188,18 @@ def _bound_names(node: cst.CSTNode) -> Iterator[str]:
 def host_definitions(
     node: cst.FunctionDef, bindings: dict[str, int]
 ) -> Iterator[tuple[str, cst.BaseExpression]]:
-    """``name = value`` and ``a, b = value`` directly in a host function body, for names bound
-    nowhere else in the function (not parameters, not reassigned, not assigned in a block)."""
+    """``name = value`` and ``a, b = value`` directly in a host function body or a ``with``
+    block of it (which always runs), for names bound nowhere else in the function (not
+    parameters, not reassigned, not assigned in a branch or a loop)."""
     body = node.body
     if not isinstance(body, cst.IndentedBlock):
         return
-    for stmt in body.body:
+    statements = list(body.body)
+    while statements:
+        stmt = statements.pop(0)
+        if isinstance(stmt, cst.With) and isinstance(stmt.body, cst.IndentedBlock):
+            statements[:0] = stmt.body.body  # `with torch.cuda.device(x.device):`
+            continue
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:

@@ -153,3 +153,58 @@ def _comparisons(
         for target in test.comparisons:
             yield left, target.operator, target.comparator
             left = target.comparator
+
+
+def is_last_dimension(site: LaunchSite, value: cst.BaseExpression) -> bool:
+    """``value`` is the last dimension of a tensor: ``x.shape[-1]``, or ``x.shape[i]`` where a
+    holding test of ``site`` fixes the rank at ``i + 1`` (``assert x.dim() == 2``,
+    ``x.ndim == 2``, ``len(x.shape) == 2``; conjuncts of ``and`` count)."""
+    axis = dimension_axis(value)
+    if axis == -1:
+        return True
+    if not isinstance(axis, int):
+        return False
+    owner = value.value if isinstance(value, cst.Subscript) else value.func  # type: ignore[attr-defined]
+    tensor = _CODE.code_for_node(owner.value)
+    return any(rank == (tensor, axis + 1) for test in site.holding_tests() for rank in _ranks(test))
+
+
+#: Renders host expressions of any file to compare them.
+_CODE = cst.Module(body=[])
+
+
+def _ranks(test: cst.BaseExpression) -> Iterator[tuple[str, object]]:
+    """``(x, k)`` for every conjunct of ``test`` that says tensor ``x`` has ``k`` dimensions."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        yield from _ranks(test.left)
+        yield from _ranks(test.right)
+        return
+    if not (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+    ):
+        return
+    left, right = test.left, test.comparisons[0].comparator
+    for side, other in ((left, right), (right, left)):
+        tensor = _rank_of(side)
+        if tensor is not None:
+            yield _CODE.code_for_node(tensor), evaluate(other)
+
+
+def _rank_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The tensor ``x`` of ``x.dim()``, ``x.ndim`` or ``len(x.shape)``."""
+    if isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute):
+        return expr.func.value if expr.func.attr.value in ("dim", "ndimension") else None
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "ndim":
+        return expr.value
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == "len"
+        and len(expr.args) == 1
+        and isinstance(shape := expr.args[0].value, cst.Attribute)
+        and shape.attr.value == "shape"
+    ):
+        return shape.value
+    return None

@@ -18,11 +18,12 @@ from triton_lint.finding import (
     Span,
 )
 from triton_lint.model.callers import free_names
-from triton_lint.model.host import dimension_axis
+from triton_lint.model.host_tests import is_last_dimension
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children, iter_nodes
 from triton_lint.model.usage import Usage, is_flag_like, is_per_call_size
+from triton_lint.rules._carried_key import carrying_constexpr
 from triton_lint.rules._compile_key import PURE_CALLS, compile_key_constant
 from triton_lint.rules._host_sizes import (
     alias_of,
@@ -93,8 +94,9 @@ all. Model dimensions, strides and tile sizes are left alone: they cost one comp
 model shape, and constant-folding them usually pays for it. A one-letter size (`M`, `L`,
 `S`) means rows in one kernel and layers or memory slots in another, so where launches in
 the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per call,
-`L=num_layers` or a tensor's last dimension (`s.shape[-1]`, `_, _, L = s.shape`, or `S` of
-`B, T, H, S = g.shape`) does not, nor does the size of a tensor shaped like a model
+`L=num_layers` or a tensor's last dimension (`s.shape[-1]`, `_, _, L = s.shape`, `S` of
+`B, T, H, S = g.shape`, or `M` of `K2, M = phi.shape` where a caller asserts `phi.dim() ==
+2`) does not, nor does the size of a tensor shaped like a model
 parameter (`empty_like(readout_table).numel()`), and a one-letter host name computed from
 the launching function's parameters is read through them (`s = int(num_shared_experts)` is a
 model size), as are the parameters of a helper nested in the host function and called there
@@ -106,6 +108,11 @@ with a value a host test asserts divides another (`assert h % m_size == 0`) a gr
 factor: tiles, left alone. A name that says nothing of what it counts (`size`) is a
 feature dimension when the launching function binds it to a later dimension of a tensor whose
 first dimension has a per-call name (`num_tokens, top_k, size = inputs.shape`).
+
+A per-call size is information, naming the other parameter, when every launch passes it a
+factor of what it passes another constexpr the kernel needs at compile time (`BATCH=batch`
+beside `ROWS=batch * seq * heads`, `SEQ=x.shape[1]` beside `M=x.numel() // 3072`): the
+kernel already compiles once per value of that one, so this adds no compilation.
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
@@ -175,17 +182,25 @@ def rms_norm(
         if not kernel.is_entry_point:
             return  # a helper's constexprs come from its caller's constexprs: no new compiles
         tiers: dict[Severity, list[tuple[Param, str]]] = {}
+        carried: dict[str, list[tuple[Param, str]]] = {}
         unlaunched: bool | None = None
+        needed = kernel.facts(Usage).compile_time_params()
         for param, severity in self._needless(kernel):
             used = kernel.facts(Usage).reads(param.name)
             what = "only used as a runtime value" if used else "never used"
             if unlaunched is None:
                 unlaunched = kernel.unlaunched
             severity = Severity.INFO if unlaunched else severity  # no call shows a value
-            tiers.setdefault(severity, []).append((param, what))
+            carrier = carrying_constexpr(kernel, param, needed)
+            if carrier is not None:
+                carried.setdefault(carrier, []).append((param, what))
+            else:
+                tiers.setdefault(severity, []).append((param, what))
         for severity in (Severity.WARNING, Severity.INFO):
             if severity in tiers:
                 yield self._tier_finding(kernel, severity, tiers[severity])
+        for carrier, params in carried.items():
+            yield self._tier_finding(kernel, Severity.INFO, params, carrier)
 
     def _needless(self, kernel: Kernel) -> Iterator[tuple[Param, Severity]]:
         """Constexpr parameters never needed at compile time whose value changes, with how
@@ -205,7 +220,11 @@ def rms_norm(
                 yield param, severity
 
     def _tier_finding(
-        self, kernel: Kernel, severity: Severity, params: list[tuple[Param, str]]
+        self,
+        kernel: Kernel,
+        severity: Severity,
+        params: list[tuple[Param, str]],
+        carrier: str | None = None,
     ) -> Finding:
         tier = (
             ""
@@ -217,7 +236,17 @@ def rms_norm(
             "program sweeps or schedules it)"
         )
         (first, what), rest = params[0], params[1:]
-        if rest:
+        if carrier is not None:
+            subject = _enumerate([f"`{p.name}`" for p, _ in params])
+            message = (
+                f"{subject} {'are' if rest else 'is'} `tl.constexpr` but "
+                f"{'never needed at compile time' if rest else what} (info: every launch "
+                f"passes a factor of what it passes `{carrier}`, a constexpr the kernel needs "
+                f"at compile time, so the kernel already compiles once per value of "
+                f"`{carrier}` and this adds no compilation of its own); a runtime argument "
+                "would still do"
+            )
+        elif rest:
             names = _enumerate([f"`{p.name}` ({w})" for p, w in params])
             message = (
                 f"{names} are `tl.constexpr` but never needed at compile time: every distinct "
@@ -323,7 +352,7 @@ def _host_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 4) -> s
         if isinstance(node, cst.Name):
             value = site.host_definitions.get(node.value)
             values = [value] if value is not None else site.host_alternatives.get(node.value, [])
-            last = [dimension_axis(alias_of(site, v)) == -1 for v in values]
+            last = [_last_dimension(site, v) for v in values]
             if len(node.value) == 1 and last and all(last):
                 continue  # `M = s.shape[-1]` (in each arm): a feature dimension
             if len(node.value) > 1 or value is None or not _of_names(site, value):
@@ -368,3 +397,10 @@ def _of_names(site: LaunchSite, expr: cst.BaseExpression, depth: int = 3) -> boo
             return False
     values = [site.host_definitions.get(name) for name in free_names(expr)]
     return all(v is None or (depth and _of_names(site, v, depth - 1)) for v in values)
+
+
+def _last_dimension(site: LaunchSite, value: cst.BaseExpression) -> bool:
+    """``value`` stands for a tensor's last dimension (``s.shape[-1]``, or ``phi.shape[1]``
+    with a holding test ``phi.dim() == 2``)."""
+    value = alias_of(site, value)
+    return value is not None and is_last_dimension(site, value)

@@ -42,6 +42,11 @@ _BOUNDING = {
 
 
 #: Why a pairwise decay whose guard every launch selects is information.
+_DEAD_ARM = (
+    " (info: it sits under a compile-time branch that no launch in the project takes, or in a "
+    "helper only called there: every launch fixes the constexpr test the other way, so no "
+    "compiled kernel runs it; a new launch that sets the flag would)"
+)
 _UNLAUNCHED = (
     " (info: every launch in the project passes the compile-time flag whose `tl.where` "
     "selects the valid half, so the compiled specialisations discard the overflow; the "
@@ -82,7 +87,9 @@ information: the compiled kernels are correct, the clamp upstream added is defen
 imported under an exponential's name (fla's `exp2`, vLLM's `fast_exp`) count for this form. And
 a softplus written `log(1 + exp(x))` is `inf` for x > 88 where the answer is x; it is reported
 unless a `tl.where` on the input takes the large values another way (`where(x <= 20, log(1 +
-exp(x)), x)`)."""
+exp(x)), x)`). Any of these forms under a compile-time branch that every launch in the
+project fixes the other way (`if USE_SOFTCAP:` with the only launch passing `False`), or in a
+helper called only there, is information: no compiled kernel runs it."""
     fix = """\
 Subtract the row maximum before exponentiating: `z = x - tl.max(x, axis=0)`,
 `num = tl.exp(z)`, `out = num / tl.sum(num, axis=0)`; in an online softmax subtract the running
@@ -134,6 +141,8 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         unselected = _reaching_sums_unselected(kernel)
         launched = _reaching_sums_unselected(kernel, launched_only=True) if unselected else set()
         softplus = _softplus_terms(kernel)
+        fixed = kernel.facts(FixedConstexprs)
+        helper_unreached = not kernel.is_entry_point and fixed.never_called()
         for site in kernel.calls:
             call = site.node
             short = _exp_name(kernel, call)
@@ -167,15 +176,12 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
             if self._bounded(kernel, arg):
                 continue
             if id(call) in softplus and id(call) not in summed:
-                yield self.finding(
-                    kernel,
-                    call,
+                message = (
                     f"softplus as `log(1 + {short}({code}))` overflows to inf for inputs above "
                     "88 (fp32), where the answer is the input itself; select it with "
-                    f"`tl.where({code} <= 20.0, tl.log(1 + tl.{short}({code})), {code})`",
+                    f"`tl.where({code} <= 20.0, tl.log(1 + tl.{short}({code})), {code})`"
                 )
-                continue
-            if id(call) in summed:
+            elif id(call) in summed:
                 message = (
                     f"`{short}({code})` is not shifted by a maximum or clamped: it overflows to "
                     "inf for large inputs (x > 88 in fp32) and a normalisation then gives NaN; "
@@ -189,7 +195,10 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                     "below the line only (`tanh(y) = 1 - 2 / (exp(2 * y) + 1)`, "
                     "`sigmoid(x) = 1 / (1 + exp(-x))`) or clamp with `tl.minimum`"
                 )
-            yield self.finding(kernel, call, message)
+            if helper_unreached or fixed.dead(call):
+                yield self.finding(kernel, call, message + _DEAD_ARM, severity=Severity.INFO)
+            else:
+                yield self.finding(kernel, call, message)
 
     @staticmethod
     def _bounded(kernel: Kernel, arg: cst.BaseExpression) -> bool:
