@@ -3,19 +3,18 @@ every call of it in the project and the values every call passes, written in the
 function's own parameter names.
 
 For each call of the launching function ``f`` (found by `triton_lint.project.index`), the
-caller ``g`` contributes the ``assert`` statements and ``if ...: raise`` tests that run before
-the call, the tests of the ``if`` statements around it, the negated tests of the ``if``
-statements before it whose body always returns or raises (`exit_tests`; also in the launching
-function itself), the checks of a helper it calls first
-(``get_config(M)`` raising for ``M > 512``), and what its own callers establish (up to
-`MAX_DEPTH` levels). A test is kept only when, once the arguments are replaced by ``f``'s
-parameters, it reads nothing but those parameters: a test about a caller's other locals says
-nothing at the launch. A condition holds at the launch when it holds at every call; a value
-reaches a parameter when every call passes the same expression (with the caller's single
-definitions of the names it reads: ``num_tokens = x.shape[0]`` then ``op(x, num_tokens)``).
-A function with no known caller, or with more callers than the index follows, gets nothing:
-unknown, not guessed. An autograd ``backward`` also gets the ``forward``'s value of a ``ctx``
-flag its launch runs under (`autograd_flag_tests`), in names both methods share.
+caller ``g`` contributes the ``assert`` statements and ``if ...: raise`` tests run before the
+call, the tests of the ``if`` statements around it, the negated tests of earlier ``if``
+statements whose body always returns or raises (`exit_tests`; also in ``f`` itself), the
+checks of a helper it calls first (``get_config(M)`` raising for ``M > 512``), and what its
+own callers establish (up to `MAX_DEPTH` levels). A test is kept only when, with the arguments
+replaced by ``f``'s parameters, it reads nothing but those: a test about a caller's other
+locals says nothing at the launch. A condition holds at the launch when it holds at every
+call; a value reaches a parameter when every call passes the same expression (with the
+caller's single definitions of the names it reads: ``num_tokens = x.shape[0]`` then
+``op(x, num_tokens)``). A function with no known caller, or more callers than the index
+follows, gets nothing: unknown, not guessed. An autograd ``backward`` also gets the
+``forward``'s value of a ``ctx`` flag its launch runs under (`autograd_flag_tests`).
 """
 
 from __future__ import annotations
@@ -142,9 +141,8 @@ class CallerIndex:
 
 
 def _path_to(function: cst.FunctionDef, call: cst.Call) -> Iterator[tuple[cst.BaseStatement, bool]]:
-    """The statements on the way to ``call`` in ``function``: ``(stmt, False)`` for each that
-    runs before it, ``(stmt, True)`` for each compound statement whose body holds it (the walk
-    goes on in that body; a call in an ``else``, ``except`` or ``finally`` ends it there)."""
+    """The statements on the way to ``call``: ``(stmt, False)`` for each run before it, ``(stmt,
+    True)`` for each compound statement whose body holds it (the walk goes on in that body)."""
     block: cst.BaseSuite | None = function.body
     while isinstance(block, cst.IndentedBlock):
         inner: cst.BaseSuite | None = None
@@ -162,10 +160,9 @@ def _path_to(function: cst.FunctionDef, call: cst.Call) -> Iterator[tuple[cst.Ba
 def local_tests(
     host: ModuleModel, function: cst.FunctionDef, call: cst.Call, files: HelperFiles | None = None
 ) -> tuple[list[cst.BaseExpression], list[cst.BaseExpression]]:
-    """Tests true where ``call`` runs in ``function`` (asserts before it, ``if`` tests around
-    it, what early exits before it leave true, the predicate helpers those call, also imported
-    from ``files``) and the asserts, ``if`` tests around it, ``if ...: raise`` tests and
-    helper checks before it."""
+    """Tests true where ``call`` runs (asserts before it, ``if`` tests around it, what early
+    exits leave true, the predicate helpers those call, also from ``files``), and the guards:
+    those asserts and ``if`` tests, ``if ...: raise`` tests and helper checks before it."""
     holding: list[cst.BaseExpression] = []
     guards: list[cst.BaseExpression] = []
     for stmt, holds_call in _path_to(function, call):
