@@ -70,3 +70,59 @@ def test_only_the_statements_a_launch_or_call_needs_are_kept_in_place() -> None:
 def test_a_file_that_does_not_parse_is_left_to_libcst() -> None:
     broken = "def f(:\n    launch_add(x)\n"
     assert relevant_text(broken, frozenset({"launch_add"})) == (broken, set())
+
+
+CALLER = textwrap.dedent(
+    """\
+    def check(m):
+        if m > 512:
+            raise ValueError(m)
+
+
+    def caller(x, steps):
+        \"\"\"A long caller.\"\"\"
+        log = []
+        n = x.shape[0]
+        check(n)
+        if n == 0:
+            return None
+        width = n * 2
+        print("start")
+        for step in range(steps):
+            y = x + step
+            log.append(step)
+            if step > 8:
+                continue
+            launch_add(y, width)
+            torch.cuda.synchronize()
+        n = n + 1
+        stats = sum(log)
+        return x
+
+
+    def launcher(x):
+        n = x.shape[0]
+        stats = n + 1
+        kern[(n,)](x, n)
+        return x
+    """
+)
+
+
+def test_a_caller_keeps_only_the_statements_on_the_way_to_its_calls() -> None:
+    text, blank = relevant_text(CALLER, frozenset({"launch_add", "launcher"}))
+    before, after = CALLER.splitlines(), text.splitlines()
+    assert len(after) == len(before)
+    kept = {number for number, line in enumerate(after, 1) if line.strip()}
+    assert {n for n in kept if after[n - 1] != before[n - 1]} == set()
+    dropped = {before[n - 1].strip() for n in range(1, len(before) + 1) if n not in kept}
+    # `log` is read by nothing kept; `n = n + 1` rebinds `n` (read by the call's
+    # arguments), so it stays; a launching function is kept whole.
+    assert dropped - {""} == {
+        "log = []",
+        'print("start")',
+        "log.append(step)",
+        "torch.cuda.synchronize()",
+        "stats = sum(log)",
+    }
+    assert blank == set()
