@@ -173,19 +173,29 @@ def is_last_dimension(site: LaunchSite, value: cst.BaseExpression) -> bool:
 _CODE = cst.Module(body=[])
 
 
+def equality_sides(
+    test: cst.BaseExpression,
+) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """The two sides of a single ``a == b`` test; None for any other test."""
+    if (
+        isinstance(test, cst.Comparison)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+    ):
+        return test.left, test.comparisons[0].comparator
+    return None
+
+
 def _ranks(test: cst.BaseExpression) -> Iterator[tuple[str, object]]:
     """``(x, k)`` for every conjunct of ``test`` that says tensor ``x`` has ``k`` dimensions."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         yield from _ranks(test.left)
         yield from _ranks(test.right)
         return
-    if not (
-        isinstance(test, cst.Comparison)
-        and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.Equal)
-    ):
+    sides = equality_sides(test)
+    if sides is None:
         return
-    left, right = test.left, test.comparisons[0].comparator
+    left, right = sides
     for side, other in ((left, right), (right, left)):
         tensor = _rank_of(side)
         if tensor is not None:

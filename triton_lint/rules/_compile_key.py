@@ -9,6 +9,7 @@ import re
 import libcst as cst
 
 from triton_lint.model.evaluate import evaluate
+from triton_lint.model.host_tests import equality_sides
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 
 #: Largest/smallest finite values of the narrow types quantization kernels clamp to: float8
@@ -125,13 +126,10 @@ class _HostOrigin:
         """The host asserts ``name`` equal to a value in the compile key (an expression of
         the launch's other constexpr arguments, of dtypes or of constants)."""
         for test in self.site.holding_tests():
-            if not (
-                isinstance(test, cst.Comparison)
-                and len(test.comparisons) == 1
-                and isinstance(test.comparisons[0].operator, cst.Equal)
-            ):
+            sides = equality_sides(test)
+            if sides is None:
                 continue
-            left, right = test.left, test.comparisons[0].comparator
+            left, right = sides
             for this, other in ((left, right), (right, left)):
                 if isinstance(this, cst.Name) and this.value == name and self.of(other) <= _KEYED:
                     return True
