@@ -387,3 +387,28 @@ def test_tl301_a_helper_another_file_calls_keeps_its_error(tmp_path):
         (13, "error"),
         (23, "info"),
     ]
+
+
+def test_tl203_a_size_that_is_an_autotune_key_is_information():
+    """The autotuner re-tunes for every value of a key entry whether or not it is constexpr:
+    the per-call `M` the tuned kernel reads is info, naming the key; untuned, or a key entry
+    the kernel never reads (`B`), it stays a warning."""
+    path = FIXTURES / "TL203" / "bad_autotune_keyed_size.py"
+    found = _run("TL203", path.read_text(encoding="utf-8"), "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [
+        (13, "info"),
+        (21, "warning"),
+        (36, "warning"),
+    ]
+    assert "also an autotune key" in found[0].message
+    assert "info" not in found[1].message
+
+
+def test_tl203_state_len_from_a_weight_width_and_a_constexpr_is_no_finding():
+    """`state_len = width - 1 (+ seqlen - 1)` with `width` from `weight.shape` and `seqlen`
+    another constexpr of the launch: nothing; from the activations or a token count: warning."""
+    good = FIXTURES / "TL203" / "good_state_len_from_weight_width.py"
+    assert _run("TL203", good.read_text(encoding="utf-8"), "3.9") == []
+    bad = FIXTURES / "TL203" / "bad_state_len_from_activation_width.py"
+    found = _run("TL203", bad.read_text(encoding="utf-8"), "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [(17, "warning")]

@@ -9,8 +9,10 @@ import re
 import libcst as cst
 
 from triton_lint.model.evaluate import evaluate
+from triton_lint.model.host import dimension_axis, is_shape, is_size_call
 from triton_lint.model.host_tests import equality_sides
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
+from triton_lint.rules._host_sizes import is_model_tensor
 
 #: Largest/smallest finite values of the narrow types quantization kernels clamp to: float8
 #: e4m3fn (448), e4m3fnuz (240, or 224 as vLLM uses on ROCm), e5m2 (57344), fp4 e2m1 (6),
@@ -76,6 +78,8 @@ class _HostOrigin:
             return _CONST
         if isinstance(node, cst.Name):
             return self._name(node.value)
+        if self._model_dimension(node):
+            return _CONST  # `_, width = weight.shape`: one value per model
         if isinstance(node, cst.Attribute):
             return _KEYED if node.attr.value == "dtype" else self.of(node.value)
         if isinstance(node, cst.Call):
@@ -113,6 +117,8 @@ class _HostOrigin:
                 return _KEYED  # `assert HC * HC + 2 * HC == M`: M changes only with HC
             if name in site.host_definitions:
                 return self.of(site.host_definitions[name])
+            if name in site.host_alternatives:  # assigned in each arm of an `if`
+                return max(self.of(value) for value in site.host_alternatives[name])
         finally:
             self.visiting.discard(name)
         if name in site.host_locals:
@@ -121,6 +127,23 @@ class _HostOrigin:
         if name in self.kernel.module.module_names:
             return _CONST  # a module-level constant: one value per process
         return _OTHER
+
+    def _model_dimension(self, node: cst.CSTNode) -> bool:
+        """``weight.shape``, ``weight.shape[1]`` or ``weight.size(1)`` of a tensor that is, or
+        has the shape of, a model parameter: fixed for the model, like a module constant."""
+        if is_shape(node):
+            assert isinstance(node, cst.Attribute)
+            tensor = node.value
+        elif isinstance(node, cst.BaseExpression) and dimension_axis(node) is not None:
+            owner = node.value if isinstance(node, cst.Subscript) else node.func
+            assert isinstance(owner, cst.Attribute)
+            tensor = owner.value
+        elif isinstance(node, cst.Call) and is_size_call(node) and not node.args:
+            assert isinstance(node.func, cst.Attribute)
+            tensor = node.func.value
+        else:
+            return False
+        return is_model_tensor(self.site, tensor)
 
     def _asserted_keyed(self, name: str) -> bool:
         """The host asserts ``name`` equal to a value in the compile key (an expression of

@@ -53,6 +53,13 @@ def model_tensor_size(site: LaunchSite, expr: cst.BaseExpression) -> bool:
         tensor = owner.value
     else:
         return False
+    return is_model_tensor(site, tensor)
+
+
+def is_model_tensor(site: LaunchSite, tensor: cst.BaseExpression) -> bool:
+    """``tensor`` is, or has the shape of, a model parameter (a weight, a bias, a learned
+    table) through the host function's single assignments and same-shape calls
+    (``torch.empty_like(readout_table)``, ``weight.contiguous()``)."""
     for _ in range(4):
         if isinstance(tensor, cst.Name) and tensor.value in site.host_definitions:
             tensor = site.host_definitions[tensor.value]

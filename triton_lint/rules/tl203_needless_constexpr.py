@@ -84,13 +84,15 @@ other constexpr arguments or from module-level constants alone (`torch.finfo(x.d
 a table indexed by a dtype, `str(x.dtype).split(".")[-1]`, `224.0 if use_fnuz else 448.0` or
 `triton.cdiv(NT, MAX_NT)` with `use_fnuz`, `NT` and `MAX_NT` also passed as constexprs),
 values the host asserts equal to such a value (`assert HC * HC + 2 * HC == M` with `HC` also
-passed as a constexpr) and, when no launch in the file passes one, a `*_MAX`/`*_MIN`
-parameter whose float default is a narrow type's limit (`448.0` for float8 e4m3, `127.0` for
-int8). Only parameters whose values change from call to call are reported (per-call sizes
-such as rows, tokens, batch or `n_elements`, values a launch in the file computes from one,
-such as `math.ceil(n_rows / sm_count)`, and float hyperparameters such as `eps`, a scale or
-a dropout probability), whether the kernel uses them as runtime values or never uses them at
-all. Model dimensions, strides and tile sizes are left alone: they cost one compilation per
+passed as a constexpr), values computed from those and a model parameter's dimensions
+(`state_len = width - 1 + (seqlen - 1)` with `_, width = weight.shape` and `seqlen` also passed
+as a constexpr: one value per model and draft length) and, when no launch in the file passes
+one, a `*_MAX`/`*_MIN` parameter whose float default is a narrow type's limit (`448.0` for
+float8 e4m3, `127.0` for int8). Only parameters whose values change from call to call are
+reported (per-call sizes such as rows, tokens, batch or `n_elements`, values a launch in the
+file computes from one, such as `math.ceil(n_rows / sm_count)`, and float hyperparameters such
+as `eps`, a scale or a dropout probability), whether the kernel uses them as runtime values or
+never uses them at all. Model dimensions, strides and tile sizes are left alone: they cost one compilation per
 model shape, and constant-folding them usually pays for it. A one-letter size (`M`, `L`,
 `S`) means rows in one kernel and layers or memory slots in another, so where launches in
 the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per call,
@@ -112,7 +114,11 @@ first dimension has a per-call name (`num_tokens, top_k, size = inputs.shape`).
 A per-call size is information, naming the other parameter, when every launch passes it a
 factor of what it passes another constexpr the kernel needs at compile time (`BATCH=batch`
 beside `ROWS=batch * seq * heads`, `SEQ=x.shape[1]` beside `M=x.numel() // 3072`): the
-kernel already compiles once per value of that one, so this adds no compilation.
+kernel already compiles once per value of that one, so this adds no compilation. So is one
+that is an entry of the kernel's `@triton.autotune` key and read by the kernel (`key=["M",
+"N"]`): every new value re-runs the autotuner, benchmarking each config, whether or not it is
+constexpr, so the author tunes per value and expects few values. A key entry the kernel never
+reads is no such choice and stays a warning.
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
@@ -182,7 +188,7 @@ def rms_norm(
         if not kernel.is_entry_point:
             return  # a helper's constexprs come from its caller's constexprs: no new compiles
         tiers: dict[Severity, list[tuple[Param, str]]] = {}
-        carried: dict[str, list[tuple[Param, str]]] = {}
+        noted: dict[str, list[tuple[Param, str]]] = {}
         unlaunched: bool | None = None
         needed = kernel.facts(Usage).compile_time_params()
         for param, severity in self._needless(kernel):
@@ -193,14 +199,16 @@ def rms_norm(
             severity = Severity.INFO if unlaunched else severity  # no call shows a value
             carrier = carrying_constexpr(kernel, param, needed)
             if carrier is not None:
-                carried.setdefault(carrier, []).append((param, what))
+                noted.setdefault(_carried_note(carrier), []).append((param, what))
+            elif severity is Severity.WARNING and _tuned_per_value(kernel, param):
+                noted.setdefault(_TUNED_NOTE, []).append((param, what))
             else:
                 tiers.setdefault(severity, []).append((param, what))
         for severity in (Severity.WARNING, Severity.INFO):
             if severity in tiers:
                 yield self._tier_finding(kernel, severity, tiers[severity])
-        for carrier, params in carried.items():
-            yield self._tier_finding(kernel, Severity.INFO, params, carrier)
+        for note, params in noted.items():
+            yield self._tier_finding(kernel, Severity.INFO, params, note)
 
     def _needless(self, kernel: Kernel) -> Iterator[tuple[Param, Severity]]:
         """Constexpr parameters never needed at compile time whose value changes, with how
@@ -224,7 +232,7 @@ def rms_norm(
         kernel: Kernel,
         severity: Severity,
         params: list[tuple[Param, str]],
-        carrier: str | None = None,
+        note: str | None = None,
     ) -> Finding:
         tier = (
             ""
@@ -236,15 +244,12 @@ def rms_norm(
             "program sweeps or schedules it)"
         )
         (first, what), rest = params[0], params[1:]
-        if carrier is not None:
+        if note is not None:
             subject = _enumerate([f"`{p.name}`" for p, _ in params])
             message = (
                 f"{subject} {'are' if rest else 'is'} `tl.constexpr` but "
-                f"{'never needed at compile time' if rest else what} (info: every launch "
-                f"passes a factor of what it passes `{carrier}`, a constexpr the kernel needs "
-                f"at compile time, so the kernel already compiles once per value of "
-                f"`{carrier}` and this adds no compilation of its own); a runtime argument "
-                "would still do"
+                f"{'never needed at compile time' if rest else what} (info: {note}); a "
+                "runtime argument would still do"
             )
         elif rest:
             names = _enumerate([f"`{p.name}` ({w})" for p, w in params])
@@ -275,6 +280,34 @@ def rms_norm(
             for p, w in rest
         )
         return finding
+
+
+#: Why a per-call size that is also an autotune key is information.
+_TUNED_NOTE = (
+    "also an autotune key, so every new value re-runs the autotuner, benchmarking each config, "
+    "whether or not it is `tl.constexpr`: the author tunes the kernel per value and expects few "
+    "of them"
+)
+
+
+def _carried_note(carrier: str) -> str:
+    return (
+        f"every launch passes a factor of what it passes `{carrier}`, a constexpr the kernel "
+        f"needs at compile time, so the kernel already compiles once per value of `{carrier}` "
+        "and this adds no compilation of its own"
+    )
+
+
+def _tuned_per_value(kernel: Kernel, param: Param) -> bool:
+    """``param`` is an entry of the kernel's ``@triton.autotune`` key that the kernel reads:
+    the author tunes per value on purpose, so each new value re-runs the autotuner whether or
+    not it is constexpr. A key entry the kernel never reads is no such choice (a batch size
+    left in the key re-tunes for nothing) and stays a warning."""
+    return (
+        kernel.autotune is not None
+        and param.name in kernel.autotune.key
+        and kernel.facts(Usage).reads(param.name)
+    )
 
 
 def _enumerate(items: list[str]) -> str:
