@@ -8,7 +8,7 @@ those bindings; it knows nothing of kernels.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import libcst as cst
@@ -218,18 +218,51 @@ def host_alternatives(
     node: cst.FunctionDef, bindings: dict[str, int]
 ) -> dict[str, list[cst.BaseExpression]]:
     """Names a host function binds more than once, all by plain assignments (at any depth),
-    with every value they are given."""
+    with every value they can hold after the function body: a value that a later statement
+    of the body overwrites on every path (``n, _, s = x.size()`` before ``if a: s = w - 1
+    else: s = w``) is left out."""
     body = node.body
     if not isinstance(body, cst.IndentedBlock):
         return {}
+    found = _plain_values(body.body)
+    plain = {n for n, v in found.items() if len(v) > 1 and len(v) == bindings.get(n)}
+    live: dict[str, list[cst.BaseExpression]] = {}
+    for stmt in body.body:
+        overwritten = _always_assigned(stmt)
+        for name, values in _plain_values([stmt]).items():
+            if name in plain:
+                live[name] = values if name in overwritten else [*live.get(name, []), *values]
+    return {name: live[name] for name in plain}
+
+
+def _plain_values(statements: Sequence[cst.CSTNode]) -> dict[str, list[cst.BaseExpression]]:
+    """Every value each name is given by a plain assignment in ``statements``, at any depth."""
     found: dict[str, list[cst.BaseExpression]] = {}
-    for small in iter_small_statements(body.body):
+    for small in iter_small_statements(statements):
         if not isinstance(small, cst.Assign):
             continue
         for target in small.targets:  # `a = b = 0` binds both to the value
             for name, source in _unpack(target.target, small.value):
                 found.setdefault(name, []).append(source)
-    return {n: v for n, v in found.items() if len(v) > 1 and len(v) == bindings.get(n)}
+    return found
+
+
+def _always_assigned(stmt: cst.CSTNode) -> set[str]:
+    """Names ``stmt`` assigns on every path through it: a plain assignment line, or an ``if``
+    whose every arm (``elif`` and ``else`` included) assigns them directly in its block."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        return set(_plain_values([stmt]))
+    if not isinstance(stmt, cst.If) or stmt.orelse is None:
+        return set()
+    arms: list[set[str]] = []
+    for block in (stmt.body, stmt.orelse):
+        if isinstance(block, cst.If):
+            arms.append(_always_assigned(block))
+        else:
+            inner = block.body if isinstance(block, cst.Else) else block
+            statements = inner.body if isinstance(inner, cst.IndentedBlock) else []
+            arms.append(set().union(*(_always_assigned(s) for s in statements)))
+    return arms[0] & arms[1]
 
 
 def _unpack(
