@@ -479,21 +479,3 @@ def test_editing_an_imported_predicate_helper_relints_the_kernel_file(tmp_path, 
     linted.clear()
     assert _run([case], cache) == {("kernels.py", 9, "TL104")}
     assert linted == ["kernels.py"]
-
-
-def test_a_batch_beside_varlen_offsets_every_caller_passes_is_information():
-    """`B = k.shape[0]` launched beside `cu_seqlens`: where every call of the launching function
-    passes a tensor that cannot be None, the packed `[1, T, ...]` layout makes `B` 1 (info,
-    naming the offsets); where one caller may pass None (an `Optional` parameter), a warning.
-    Linted alone, outside a project run, nothing is known of the callers: a warning."""
-    options = RunOptions(cli_layer=Layer(select=["TL203"]), jobs=1)
-    for case, line, severity in (
-        ("tl203_varlen_good", 12, "info"),
-        ("tl203_varlen_bad", 10, "warning"),
-    ):
-        found = lint_paths([CASES / case], options).findings
-        assert [(f.line, f.severity.value) for f in found] == [(line, severity)]
-        assert ("passes `cu_seqlens`" in found[0].message) == (severity == "info")
-    kernels = CASES / "tl203_varlen_good" / "recurrent" / "kernels.py"
-    alone = lint_text(str(kernels), kernels.read_text(), [rules_by_code()["TL203"]], "3.9")
-    assert [(f.line, f.severity.value) for f in alone.findings] == [(12, "warning")]

@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from triton_lint.model.caller_args import always_passed
 from triton_lint.model.callers import (
     CallerIndex,
     autograd_flag_tests,
@@ -91,7 +90,6 @@ def _add_caller_facts(model: ModuleModel, site: LaunchSite, callers: CallerIndex
     site.caller_holding.extend(implied)
     site.caller_guards.extend(implied)
     facts = callers.facts((host.path, name), site.function)
-    site.caller_passed = always_passed(callers, (host.path, name), site.function)
     site.caller_holding.extend(facts.holding)
     site.caller_guards.extend(facts.guards)
     params = {p.name.value for p in _parameters(site.function)}

@@ -182,9 +182,6 @@ class LaunchSite:
     #: ``caller_holding`` and the tests of ``if ...: raise`` that run before every call, but
     #: not what an early exit leaves true (``not (x and helper(d))`` checks nothing of ``d``).
     caller_guards: list[cst.BaseExpression] = field(default_factory=list)
-    #: Parameters of the launching function that every call passes a value that is not None
-    #: (`triton_lint.model.caller_args`).
-    caller_passed: frozenset[str] = frozenset()
     #: The launching file's `ModuleModel.memo` (one walk of ``top`` for all its launches).
     memo: dict[tuple[str, int], Any] | None = field(default=None, repr=False, compare=False)
     _local: tuple[list[cst.BaseExpression], list[cst.BaseExpression]] | None = field(

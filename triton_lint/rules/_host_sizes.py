@@ -146,34 +146,3 @@ def alias_of(site: LaunchSite, value: cst.BaseExpression | None) -> cst.BaseExpr
             break
         value = site.host_definitions[value.value]
     return value
-
-
-#: Launch arguments holding the offsets of packed variable-length sequences.
-_VARLEN_OFFSETS = re.compile(r"cu_seqlens|start_loc", re.IGNORECASE)
-
-
-def packed_batch(kernel: Kernel, param: Param) -> str | None:
-    """Every launch passing ``param`` passes it the first dimension of a tensor (``B, T, H, K =
-    k.shape``) beside varlen offsets that every call of the launching function gives
-    (``cu_seqlens=cu_seqlens`` where no caller leaves ``cu_seqlens`` out): in the packed
-    ``[1, T, ...]`` layout of varlen inputs that dimension is 1. The offsets' name, else None."""
-    found = None
-    for site in kernel.launches:
-        bound = site.bound_arguments(kernel)
-        argument = bound.get(param.name)
-        if argument is None:
-            continue
-        value = alias_of(site, argument)
-        if value is None or dimension_axis(value) != 0:
-            return None
-        offsets = [
-            arg.value
-            for name, arg in bound.items()
-            if _VARLEN_OFFSETS.search(name)
-            and isinstance(arg, cst.Name)
-            and arg.value in site.caller_passed
-        ]
-        if not offsets:
-            return None
-        found = offsets[0]
-    return found

@@ -30,7 +30,6 @@ from triton_lint.rules._host_sizes import (
     fixed_values,
     generic_feature_size,
     model_tensor_size,
-    packed_batch,
     tile_size,
 )
 from triton_lint.rules.base import Rule
@@ -93,9 +92,9 @@ float8 e4m3, `127.0` for int8). Only parameters whose values change from call to
 reported (per-call sizes such as rows, tokens, batch or `n_elements`, values a launch in the
 file computes from one, such as `math.ceil(n_rows / sm_count)`, and float hyperparameters such
 as `eps`, a scale or a dropout probability), whether the kernel uses them as runtime values or
-never uses them at all. Model dimensions, strides and tile sizes are left alone: they cost one
-compilation per model shape, and constant-folding them usually pays for it. A one-letter size
-(`M`, `L`, `S`) means rows in one kernel and layers or memory slots in another, so where launches in
+never uses them at all. Model dimensions, strides and tile sizes are left alone: they cost one compilation per
+model shape, and constant-folding them usually pays for it. A one-letter size (`M`, `L`,
+`S`) means rows in one kernel and layers or memory slots in another, so where launches in
 the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per call,
 `L=num_layers` or a tensor's last dimension (`s.shape[-1]`, `_, _, L = s.shape`, `S` of
 `B, T, H, S = g.shape`, or `M` of `K2, M = phi.shape` where a caller asserts `phi.dim() ==
@@ -119,10 +118,7 @@ kernel already compiles once per value of that one, so this adds no compilation.
 that is an entry of the kernel's `@triton.autotune` key and read by the kernel (`key=["M",
 "N"]`): every new value re-runs the autotuner, benchmarking each config, whether or not it is
 constexpr, so the author tunes per value and expects few values. A key entry the kernel never
-reads is no such choice and stays a warning. So, finally, is a batch dimension (`B` of `B, T,
-H, K = k.shape`) launched beside varlen offsets (`cu_seqlens`) that every call of the launching
-function in the project passes, a tensor that cannot be None (a parameter annotated without
-`Optional` or a None default): varlen inputs come packed as `[1, T, ...]`, so the batch is 1.
+reads is no such choice and stays a warning.
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
@@ -206,8 +202,6 @@ def rms_norm(
                 noted.setdefault(_carried_note(carrier), []).append((param, what))
             elif severity is Severity.WARNING and _tuned_per_value(kernel, param):
                 noted.setdefault(_TUNED_NOTE, []).append((param, what))
-            elif severity is Severity.WARNING and (offsets := packed_batch(kernel, param)):
-                noted.setdefault(_packed_note(offsets), []).append((param, what))
             else:
                 tiers.setdefault(severity, []).append((param, what))
         for severity in (Severity.WARNING, Severity.INFO):
@@ -301,13 +295,6 @@ def _carried_note(carrier: str) -> str:
         f"every launch passes a factor of what it passes `{carrier}`, a constexpr the kernel "
         f"needs at compile time, so the kernel already compiles once per value of `{carrier}` "
         "and this adds no compilation of its own"
-    )
-
-
-def _packed_note(offsets: str) -> str:
-    return (
-        f"every call of the launching function passes `{offsets}`, so the inputs are packed "
-        "varlen sequences, whose `[1, T, ...]` layout makes this batch dimension 1"
     )
 
 
