@@ -92,9 +92,9 @@ float8 e4m3, `127.0` for int8). Only parameters whose values change from call to
 reported (per-call sizes such as rows, tokens, batch or `n_elements`, values a launch in the
 file computes from one, such as `math.ceil(n_rows / sm_count)`, and float hyperparameters such
 as `eps`, a scale or a dropout probability), whether the kernel uses them as runtime values or
-never uses them at all. Model dimensions, strides and tile sizes are left alone: they cost one compilation per
-model shape, and constant-folding them usually pays for it. A one-letter size (`M`, `L`,
-`S`) means rows in one kernel and layers or memory slots in another, so where launches in
+never uses them at all. Model dimensions, strides and tile sizes are left alone: they cost one
+compilation per model shape, and constant-folding them usually pays for it. A one-letter size
+(`M`, `L`, `S`) means rows in one kernel and layers or memory slots in another, so where launches in
 the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per call,
 `L=num_layers` or a tensor's last dimension (`s.shape[-1]`, `_, _, L = s.shape`, `S` of
 `B, T, H, S = g.shape`, or `M` of `K2, M = phi.shape` where a caller asserts `phi.dim() ==
