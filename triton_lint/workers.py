@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from triton_lint.engine import FileResult, lint_bytes, lint_text
 from triton_lint.finding import Finding
@@ -19,6 +17,9 @@ from triton_lint.fixes import fix_text
 from triton_lint.model.project import ProjectContext
 from triton_lint.rules.base import Rule
 from triton_lint.selection import rules_for
+
+if TYPE_CHECKING:
+    import multiprocessing.context
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,10 @@ def lint_jobs(jobs: Sequence[FileJob], workers: int) -> list[FileResult]:
     """
     if workers <= 1 or len(jobs) <= 1:
         return [lint_job(job) for job in jobs]
+    # Imported here: a warm run that lints one file in this process needs no pool.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     results: list[FileResult] = []
     try:
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=_context()) as pool:
@@ -151,11 +156,16 @@ def _chunk_size(jobs: int, workers: int) -> int:
 def _context() -> multiprocessing.context.BaseContext:
     # fork starts a worker in milliseconds with everything imported; elsewhere spawn is
     # the only safe choice.
+    import multiprocessing
+
     return multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
 
 
 def _lint_alone(job: FileJob) -> FileResult:
     """Lint one file in a process of its own; its death is reported, not propagated."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with ProcessPoolExecutor(1, mp_context=_context()) as pool:
             return pool.submit(lint_job, job).result()
