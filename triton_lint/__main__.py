@@ -4,8 +4,9 @@ A warm pre-commit or editor run is short (a third of a second), so what the inte
 around it counts: the collector's passes over the objects the imports create (libcst builds
 about 250 classes) and, at exit, the teardown that frees every module and object one by one
 (a tenth of a run that lints one file). `entry` imports with the collector paused, freezes
-what the imports made (never garbage, never scanned again), and ends the process once its
-output is flushed and exit handlers have run, without the teardown.
+what the imports made (never garbage, never scanned again), leaves the last linted file's
+model to the exit (`workers.LAST_MODEL_LEFT_TO_EXIT`), and ends the process once its output
+is flushed and exit handlers have run, without the teardown.
 """
 
 from __future__ import annotations
@@ -22,10 +23,12 @@ def entry() -> NoReturn:
     """Run the command line (`triton_lint.cli.main`), then exit without the teardown."""
     gc.disable()
     try:
+        from triton_lint import workers
         from triton_lint.cli import main
     finally:
         gc.freeze()
         gc.enable()
+    workers.LAST_MODEL_LEFT_TO_EXIT = True
     try:
         main()
         code: object = 0
