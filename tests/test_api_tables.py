@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import sys
 
 import pytest
 
@@ -14,6 +16,7 @@ from triton_lint.api import (
     installed_triton_version,
     load_table,
 )
+from triton_lint.api.installed import distribution_version
 
 VERSIONS = ["3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9"]
 INJECTED = {"_builder", "_semantic", "_generator"}
@@ -246,3 +249,40 @@ def test_signature_parsing():
 def test_unknown_module_is_an_error():
     with pytest.raises(KeyError):
         load_table("3.9").has_name("tl", "load")
+
+
+@pytest.mark.parametrize("name", ["triton", "libcst", "click", "Triton-Lint", "not-installed-x"])
+def test_installed_version_is_importlib_metadata_s(name):
+    """The version read from a ``.dist-info`` directly is the one importlib.metadata gives."""
+    try:
+        expected = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        expected = None
+    assert distribution_version(name) == expected
+
+
+def test_installed_version_of_unusual_layouts_matches_importlib_metadata(tmp_path, monkeypatch):
+    """A first match that is not one plain ``.dist-info`` goes to importlib.metadata: an
+    ``.egg-info``, two matches, a header past the first; and a plain one with odd spacing."""
+    layouts = {
+        "a": {
+            "demo_pkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n"
+        },
+        "b": {
+            "Demo.Pkg-2.0.egg-info/PKG-INFO": "Metadata-Version: 1.0\nName: demo\nVersion: 2.0\n"
+        },
+        "c": {"demo_pkg-3.0.dist-info/METADATA": "Name: demo\nversion:   3.0  \n"},
+        "e": {
+            "demo_pkg-3.0.dist-info/METADATA": "Name: demo\nVersion: 3.0\n",
+            "demo_pkg-4.0.dist-info/METADATA": "Name: demo\nVersion: 4.0\n",
+        },
+        "d": {"demo_pkg-5.0.dist-info/METADATA": "Name: demo\n\nVersion: 5.0\n"},
+    }
+    for layout, files in layouts.items():
+        for relative, text in files.items():
+            path = tmp_path / layout / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        monkeypatch.setattr(sys, "path", [str(tmp_path / layout), *sys.path])
+        assert distribution_version("demo-pkg") == importlib.metadata.version("demo-pkg"), layout
+        monkeypatch.undo()

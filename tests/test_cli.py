@@ -341,3 +341,27 @@ def test_console_script_entry_point(tmp_path):
     )
     assert proc.returncode == 1
     assert "\nFound 2 findings in 1 file.\n" in proc.stdout
+
+
+def test_console_entry_flushes_output_and_keeps_exit_codes(tmp_path):
+    """`entry` ends the process without the interpreter's teardown: buffered output still
+    arrives whole, and every exit status is the one `main` gave."""
+    for number in range(300):
+        (tmp_path / f"m{number}.py").write_text(BAD)
+    entry = "import sys; from triton_lint.__main__ import entry; sys.argv[0] = 'x'; entry()"
+    proc = subprocess.run(
+        [sys.executable, "-c", entry, ".", "--format", "json", "--no-cache"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert len(json.loads(proc.stdout)) == 600  # 64 KB and more, written in one flush
+    usage = subprocess.run(
+        [sys.executable, "-c", entry, "--no-such-option"], capture_output=True, text=True
+    )
+    assert usage.returncode == 2
+    assert "No such option" in usage.stderr
+    clean = subprocess.run([sys.executable, "-c", entry, "--version"], capture_output=True)
+    assert clean.returncode == 0
+    assert clean.stdout.startswith(b"triton-lint")

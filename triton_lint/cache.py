@@ -96,8 +96,10 @@ class LintCache:
         except OSError:
             return
         try:
+            # `json.dumps` encodes in C; `json.dump` to a stream runs the pure-Python encoder
+            text = json.dumps(value, separators=(",", ":"))
             with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                json.dump(value, stream, separators=(",", ":"))
+                stream.write(text)
             os.replace(temporary, path)
         except OSError:
             with contextlib.suppress(OSError):

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from triton_lint.engine import FileResult, lint_bytes, lint_text
 from triton_lint.finding import Finding
@@ -19,6 +17,9 @@ from triton_lint.fixes import fix_text
 from triton_lint.model.project import ProjectContext
 from triton_lint.rules.base import Rule
 from triton_lint.selection import rules_for
+
+if TYPE_CHECKING:
+    import multiprocessing.context
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,15 @@ def _rules(codes: tuple[str, ...]) -> list[Rule]:
     return rules_for(set(codes))
 
 
-def lint_job(job: FileJob) -> FileResult:
+#: Set by a process that ends once its run is reported (the console entry, `__main__`): the
+#: last file it lints itself leaves its model to the exit, frozen rather than collected (the
+#: collection of a kernel file's model is a fiftieth of a warm run that lints one file).
+LAST_MODEL_LEFT_TO_EXIT = False
+
+
+def lint_job(job: FileJob, last: bool = False) -> FileResult:
     """Lint one file; the model and text stay behind (the parent has the bytes)."""
-    with _collector_paused():
+    with _collector_paused(freeze=last and LAST_MODEL_LEFT_TO_EXIT):
         result = lint_bytes(job.display, job.data, _rules(job.codes), job.target, job.project)
         result.model = None
         result.text = None
@@ -100,12 +107,13 @@ def fix_source(display: str, text: str, codes: tuple[str, ...], target: str, uns
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def _collector_paused(freeze: bool = False) -> Iterator[None]:
     """Pause the collector while a file is linted.
 
     Its passes over the tree libcst builds (hundreds of thousands of young objects) cost an
     eighth of the run, and the model is cyclic garbage all at once afterwards, freed by one
-    young-generation collection.
+    young-generation collection; or, with ``freeze``, never looked at again (the process
+    ends next and the system takes its memory back at once).
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -114,7 +122,10 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-    gc.collect(0)
+    if freeze:
+        gc.freeze()
+    else:
+        gc.collect(0)
 
 
 def lint_jobs(jobs: Sequence[FileJob], workers: int) -> list[FileResult]:
@@ -125,7 +136,11 @@ def lint_jobs(jobs: Sequence[FileJob], workers: int) -> list[FileResult]:
     is reported as a crash of the linter on that file, and the others keep their results.
     """
     if workers <= 1 or len(jobs) <= 1:
-        return [lint_job(job) for job in jobs]
+        return [lint_job(job, last=number == len(jobs) - 1) for number, job in enumerate(jobs)]
+    # Imported here: a warm run that lints one file in this process needs no pool.
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     results: list[FileResult] = []
     try:
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=_context()) as pool:
@@ -151,11 +166,16 @@ def _chunk_size(jobs: int, workers: int) -> int:
 def _context() -> multiprocessing.context.BaseContext:
     # fork starts a worker in milliseconds with everything imported; elsewhere spawn is
     # the only safe choice.
+    import multiprocessing
+
     return multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
 
 
 def _lint_alone(job: FileJob) -> FileResult:
     """Lint one file in a process of its own; its death is reported, not propagated."""
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with ProcessPoolExecutor(1, mp_context=_context()) as pool:
             return pool.submit(lint_job, job).result()

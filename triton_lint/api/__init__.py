@@ -11,12 +11,13 @@ the backend's module at compile time), ``libdevice_cuda``, ``libdevice_hip``, ``
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import re
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
+
+from triton_lint.api.installed import distribution_version
 
 __all__ = [
     "MODULES",
@@ -67,10 +68,7 @@ def available_versions() -> list[str]:
 
 def installed_triton_version() -> str | None:
     """The installed triton distribution's version (metadata only, never imports triton)."""
-    try:
-        return importlib.metadata.version("triton")
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    return distribution_version("triton")
 
 
 @dataclass(frozen=True)

@@ -8,19 +8,36 @@ Entry points for the CLI: `run_paths_report` (findings and the stress matrix), `
 
 from __future__ import annotations
 
+import importlib
 import os
+from typing import Any
 
-from triton_lint.dynamic.cases import discover
-from triton_lint.dynamic.codes import CODES, DynamicCode
-from triton_lint.dynamic.devices import Device, DeviceError, resolve_device
-from triton_lint.dynamic.runner import (
-    DEFAULT_TIMEOUT,
-    run_file,
-    run_file_report,
-    run_paths,
-    run_paths_report,
-)
 from triton_lint.finding import Finding
+
+#: Where each name this package exports lives: imported when first read (PEP 562), so a
+#: static run that reads one small module of the package (`dynamic_report`, `codes`) loads
+#: no runner, no process pool and no XML parser.
+_EXPORTS = {
+    "CODES": "codes",
+    "DynamicCode": "codes",
+    "DEFAULT_TIMEOUT": "runner",
+    "Device": "devices",
+    "DeviceError": "devices",
+    "discover": "cases",
+    "resolve_device": "devices",
+    "run_file": "runner",
+    "run_file_report": "runner",
+    "run_paths": "runner",
+    "run_paths_report": "runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "CODES",

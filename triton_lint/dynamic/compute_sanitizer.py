@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import xml.etree.ElementTree as ET
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from triton_lint.dynamic.codes import CODES
 from triton_lint.finding import Finding, RelatedLocation, Span
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 TOOLS = ("memcheck", "initcheck", "racecheck")
 #: The code each tool's records become.
@@ -78,6 +80,8 @@ def _xyz(node: ET.Element | None) -> list[int] | None:
 
 def parse_records(xml_text: str) -> list[dict[str, Any]]:
     """Error records with a kernel source line: text, file, line, kernel, block, thread, launch."""
+    import xml.etree.ElementTree as ET  # only a sanitised run reads XML; a static run never
+
     try:
         root = ET.fromstring(xml_text)
     except ET.ParseError:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from triton_lint.model.dispatch import leaves, negated
+from triton_lint.model.dispatch import exit_test
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import bind_call, function_facts
 from triton_lint.model.kernel import ModuleModel
@@ -171,7 +171,7 @@ def local_tests(
                 holding += [stmt.test, *predicate_tests(host, function, stmt.test, files)]
                 guards.append(stmt.test)
             continue
-        test = _exit_test(stmt)  # holds, but checks nothing of the sizes it mentions
+        test = exit_test(stmt)  # holds, but checks nothing of the sizes it mentions
         if test is not None:
             holding += [test, *predicate_tests(host, function, test, files)]
         if isinstance(stmt, cst.If) and _raises(stmt.body):
@@ -193,18 +193,12 @@ def exit_tests(
     of the predicate helpers that those and the ``if`` tests around ``call`` read."""
     found: list[cst.BaseExpression] = []
     for stmt, holds_call in _path_to(function, call):
-        test = _exit_test(stmt) if not holds_call else None
+        test = exit_test(stmt) if not holds_call else None
         found += [test] if test is not None else []
         if holds_call and isinstance(stmt, cst.If):
             test = stmt.test
         found += predicate_tests(host, function, test) if test is not None else []
     return found
-
-
-def _exit_test(stmt: cst.BaseStatement) -> cst.BaseExpression | None:
-    if isinstance(stmt, cst.If) and stmt.orelse is None and leaves(stmt.body):
-        return negated(stmt.test)
-    return None
 
 
 def helper_checks(
@@ -232,17 +226,12 @@ def autograd_flag_tests(
     in the backward: the same single definition in both, down to tensors saved by
     ``ctx.save_for_backward`` and read back from ``ctx.saved_tensors`` at the same position,
     module-level names and literals; anything else is unknown."""
-    forward = autograd_method(top, "forward")
-    if function.name.value != "backward" or forward is None or function is forward:
+    key = ("autograd flags", id(function))  # read once for all the launches in ``function``
+    if key not in host.memo:
+        host.memo[key] = _autograd_names(host, function, top)
+    if host.memo[key] is None:
         return []
-    ctx, ctx_forward = first_param(function), first_param(forward)
-    if ctx is None or ctx_forward is None:
-        return []
-    flags = ctx_assignments(top, forward, ctx_forward)
-    if not flags:
-        return []
-    forward_names = _Canonical(host, forward, ctx_forward)
-    backward_names = _Canonical(host, function, ctx)
+    ctx, flags, forward_names, backward_names = host.memo[key]
     found: list[cst.BaseExpression] = []
     for test in local_tests(host, function, call)[0]:
         reads = {
@@ -259,6 +248,22 @@ def autograd_flag_tests(
         if translated is not None:
             found.append(translated)
     return found
+
+
+def _autograd_names(
+    host: ModuleModel, function: cst.FunctionDef, top: cst.CSTNode
+) -> tuple[str, dict[str, cst.BaseExpression], _Canonical, _Canonical] | None:
+    """A ``backward``'s ``ctx``, the flags its ``forward`` sets and both methods' names."""
+    forward = autograd_method(top, "forward")
+    if function.name.value != "backward" or forward is None or function is forward:
+        return None
+    ctx, ctx_forward = first_param(function), first_param(forward)
+    if ctx is None or ctx_forward is None:
+        return None
+    flags = ctx_assignments(top, forward, ctx_forward)
+    if not flags:
+        return None
+    return ctx, flags, _Canonical(host, forward, ctx_forward), _Canonical(host, function, ctx)
 
 
 def _shared(
@@ -299,13 +304,8 @@ def ctx_assignments(
     value unknown)."""
     counts: dict[str, int] = {}
     for node in iter_nodes(top):
-        targets = (
-            [t.target for t in node.targets]
-            if isinstance(node, cst.Assign)
-            else [node.target]
-            if isinstance(node, cst.AnnAssign | cst.AugAssign)
-            else []
-        )
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else []
+        targets += [node.target] if isinstance(node, cst.AnnAssign | cst.AugAssign) else []
         for target in targets:
             for element in iter_nodes(target):
                 if isinstance(element, cst.Attribute):

@@ -143,6 +143,14 @@ def leaves(suite: cst.BaseSuite) -> bool:
     return bool(body) and isinstance(body[-1], cst.Return | cst.Raise)
 
 
+def exit_test(stmt: cst.BaseStatement) -> cst.BaseExpression | None:
+    """What an early exit leaves true after it: ``not test`` of ``if test:`` (no ``else``)
+    whose body always ends in ``return`` or ``raise``."""
+    if isinstance(stmt, cst.If) and stmt.orelse is None and leaves(stmt.body):
+        return negated(stmt.test)
+    return None
+
+
 def negated(test: cst.BaseExpression) -> cst.BaseExpression:
     """``not test``; a single comparison with its operator turned (``s > 1536``)."""
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:

@@ -23,8 +23,8 @@ from triton_lint.model.callers import (
     qualified_name,
 )
 from triton_lint.model.ctx_flags import flag_tests
-from triton_lint.model.host_reads import host_digest, whole_digest
-from triton_lint.model.host_text import relevant_text, wanted_names
+from triton_lint.model.host_reads import relevant_read, whole_digest
+from triton_lint.model.host_text import wanted_names
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.launches import find_launches_in
 from triton_lint.model.project import ProjectContext
@@ -141,8 +141,7 @@ def _parse(path: str, data: bytes | None, model: ModuleModel, build_host: HostBu
     except (SyntaxError, UnicodeError, LookupError):
         _HOSTS[key] = (None, whole_digest(data))
         return _HOSTS[key]
-    text, blank = relevant_text(whole, names)
-    digest = host_digest(whole, text, blank)
+    text, blank, digest = relevant_read(whole, names)
     try:
         module = cst.parse_module(text)
     except (SyntaxError, UnicodeError, LookupError, cst.ParserSyntaxError, RecursionError):

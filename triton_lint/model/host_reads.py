@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from functools import lru_cache
 
 from triton_lint.model.host_text import relevant_text
 from triton_lint.source import decode
@@ -44,5 +45,13 @@ def read_digest(data: bytes, names: frozenset[str]) -> str:
         text = decode(data)
     except (SyntaxError, UnicodeError, LookupError):
         return whole_digest(data)
+    return relevant_read(text, names)[2]
+
+
+@lru_cache(maxsize=8)
+def relevant_read(text: str, names: frozenset[str]) -> tuple[str, frozenset[str], str]:
+    """The relevant text of ``text`` for ``names``, the names it made blank and the digest of
+    that read: computed once in a process that checks a cached result's read of a file and
+    then lints with it (a warm run after an edit of a launching file)."""
     relevant, blank = relevant_text(text, names)
-    return host_digest(text, relevant, blank)
+    return relevant, frozenset(blank), host_digest(text, relevant, blank)
