@@ -27,6 +27,7 @@ from triton_lint.model.host_reads import host_digest, whole_digest
 from triton_lint.model.host_text import relevant_text, wanted_names
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.launches import find_launches_in
+from triton_lint.model.parsing import parse_module
 from triton_lint.model.project import ProjectContext
 from triton_lint.source import decode
 
@@ -144,7 +145,7 @@ def _parse(path: str, data: bytes | None, model: ModuleModel, build_host: HostBu
     text, blank = relevant_text(whole, names)
     digest = host_digest(whole, text, blank)
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except (SyntaxError, UnicodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         host = None
     else:
