@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import triton_lint.workers as workers
+from triton_lint.model.project import ProjectContext
 from triton_lint.rules import all_rules
 from triton_lint.workers import FileJob, lint_jobs
 
@@ -69,3 +70,22 @@ def test_jobs_option_gives_the_same_report():
     ]
     assert outputs[0].output == outputs[1].output
     assert outputs[0].exit_code == outputs[1].exit_code == 1
+
+
+def test_files_grouped_by_the_other_files_they_read_come_back_in_the_given_order():
+    """The workers take the files that read the same other files of the project together
+    (each parses such a file once); the report keeps the order the files were given in."""
+    jobs = _jobs()[:24]
+    read = ("ops/a.py", "ops/b.py", "ops/c.py")
+    grouped = [
+        FileJob(
+            job.display,
+            job.data,
+            job.codes,
+            job.target,
+            ProjectContext(sources={read[position % 3]: b"", "common.py": b""}),
+        )
+        for position, job in enumerate(jobs)
+    ]
+    assert workers._by_other_files(grouped)[:8] == list(range(0, 24, 3))
+    assert _summary(lint_jobs(grouped, 2)) == _summary(lint_jobs(jobs, 1))

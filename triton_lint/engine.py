@@ -18,6 +18,7 @@ from triton_lint import depth
 from triton_lint.finding import Finding, Span
 from triton_lint.model.build import build_module_model
 from triton_lint.model.kernel import ModuleModel
+from triton_lint.model.parsing import parse_module
 from triton_lint.model.project import ProjectContext
 from triton_lint.rules import rules_by_code
 from triton_lint.rules.base import Rule
@@ -234,7 +235,7 @@ def lint_text(
         )
         return result
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except cst.ParserSyntaxError as error:  # Python accepts it: syntax newer than libcst's
         if _wants_tl001(rules):
             finding = _syntax_error(

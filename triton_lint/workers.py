@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -141,14 +142,36 @@ def lint_jobs(jobs: Sequence[FileJob], workers: int) -> list[FileResult]:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    order = _by_other_files(jobs)
+    ordered = [jobs[position] for position in order]
     results: list[FileResult] = []
     try:
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=_context()) as pool:
-            for result in pool.map(lint_job, jobs, chunksize=_chunk_size(len(jobs), workers)):
+            for result in pool.map(lint_job, ordered, chunksize=_chunk_size(len(jobs), workers)):
                 results.append(result)
     except BrokenProcessPool:
-        results.extend(_lint_alone(job) for job in jobs[len(results) :])
-    return results
+        results.extend(_lint_alone(job) for job in ordered[len(results) :])
+    in_order: list[FileResult] = results[:]
+    for position, result in zip(order, results, strict=True):
+        in_order[position] = result
+    return in_order
+
+
+def _by_other_files(jobs: Sequence[FileJob]) -> list[int]:
+    """The jobs' positions, those that read the same other files of the project next to each
+    other: each worker parses an other file it reads once for its run of files
+    (`triton_lint.model.foreign`), so a file read by two workers is parsed twice. Files are
+    ordered by the other files they read, the most widely read first, then as given."""
+    readers: Counter[str] = Counter()
+    for job in jobs:
+        readers.update(list(job.project.sources) if job.project is not None else [])
+
+    def key(position: int) -> tuple[list[tuple[int, str]], int]:
+        project = jobs[position].project
+        read = project.sources if project is not None else ()
+        return sorted((-readers[path], path) for path in read), position
+
+    return sorted(range(len(jobs)), key=key)
 
 
 #: Runs of consecutive files each worker takes at a time (in a run's share of the files).

@@ -32,7 +32,7 @@ from triton_lint.model.launches import calls_of
 from triton_lint.model.names import dotted_name
 from triton_lint.model.predicates import HelperFiles, predicate_tests
 from triton_lint.model.project import FunctionKey
-from triton_lint.model.tree import iter_children, iter_nodes
+from triton_lint.model.tree import PathStep, block_paths, iter_children, iter_nodes
 
 MAX_DEPTH = 2
 #: Host files of the project by display path (None: it cannot be parsed).
@@ -140,21 +140,16 @@ class CallerIndex:
         return facts
 
 
-def _path_to(function: cst.FunctionDef, call: cst.Call) -> Iterator[tuple[cst.BaseStatement, bool]]:
-    """The statements on the way to ``call``: ``(stmt, False)`` for each run before it, ``(stmt,
-    True)`` for each compound statement whose body holds it (the walk goes on in that body)."""
-    block: cst.BaseSuite | None = function.body
-    while isinstance(block, cst.IndentedBlock):
-        inner: cst.BaseSuite | None = None
-        for stmt in block.body:
-            if any(node is call for node in iter_nodes(stmt)):
-                compound = isinstance(stmt, cst.If | cst.For | cst.While | cst.With | cst.Try)
-                if compound and any(node is call for node in iter_nodes(stmt.body)):
-                    yield stmt, True
-                    inner = stmt.body
-                break
-            yield stmt, False
-        block = inner
+def _path_to(host: ModuleModel, function: cst.FunctionDef, call: cst.Call) -> tuple[PathStep, ...]:
+    """The statements on the way to ``call`` (`tree.block_paths`, walked once per function)."""
+    key = ("block paths", id(function))
+    if key not in host.memo:
+        host.memo[key] = block_paths(function)
+    path = host.memo[key].get(id(call))
+    if path is None:  # not under ``function``: no statement of its body holds it
+        block = function.body
+        return tuple((s, False) for s in block.body) if isinstance(block, cst.IndentedBlock) else ()
+    return path
 
 
 def local_tests(
@@ -165,7 +160,7 @@ def local_tests(
     those asserts and ``if`` tests, ``if ...: raise`` tests and helper checks before it."""
     holding: list[cst.BaseExpression] = []
     guards: list[cst.BaseExpression] = []
-    for stmt, holds_call in _path_to(function, call):
+    for stmt, holds_call in _path_to(host, function, call):
         if holds_call:
             if isinstance(stmt, cst.If):
                 holding += [stmt.test, *predicate_tests(host, function, stmt.test, files)]
@@ -192,7 +187,7 @@ def exit_tests(
     (``if m >= 4096: ...; return y`` then a launch under ``m < 4096``); and the comparisons
     of the predicate helpers that those and the ``if`` tests around ``call`` read."""
     found: list[cst.BaseExpression] = []
-    for stmt, holds_call in _path_to(function, call):
+    for stmt, holds_call in _path_to(host, function, call):
         test = exit_test(stmt) if not holds_call else None
         found += [test] if test is not None else []
         if holds_call and isinstance(stmt, cst.If):
@@ -207,7 +202,7 @@ def helper_checks(
     """The checks of the same file's helpers that ``function`` calls before ``call``."""
     return [
         check
-        for stmt, holds_call in _path_to(function, call)
+        for stmt, holds_call in _path_to(host, function, call)
         if not holds_call
         for check in _checks_before(host, stmt)
     ]

@@ -27,6 +27,7 @@ from triton_lint.model.host_reads import relevant_read, whole_digest
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.launches import find_launches_in
+from triton_lint.model.parsing import parse_module
 from triton_lint.model.project import ProjectContext
 from triton_lint.source import decode
 
@@ -143,7 +144,7 @@ def _parse(path: str, data: bytes | None, model: ModuleModel, build_host: HostBu
         return _HOSTS[key]
     text, blank, digest = relevant_read(whole, names)
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except (SyntaxError, UnicodeError, LookupError, cst.ParserSyntaxError, RecursionError):
         host = None
     else:

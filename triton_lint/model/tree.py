@@ -198,3 +198,44 @@ class Worklist:
 
     def extend(self, nodes: Iterable[cst.CSTNode]) -> None:
         self._pending.extend(nodes)
+
+
+#: A statement on the way to a call: run before it (False), or holding it in its body (True).
+PathStep = tuple[cst.BaseStatement, bool]
+_ENTERED = (cst.If, cst.For, cst.While, cst.With, cst.Try)
+
+
+def block_paths(function: cst.FunctionDef) -> dict[int, tuple[PathStep, ...]]:
+    """For each call under ``function``, by id, the statements on the way to it: in each block
+    from the function's body inwards, ``(stmt, False)`` for the statements before the one that
+    holds the call, then ``(stmt, True)`` where that one is an ``if``/``for``/``while``/``with``/
+    ``try`` whose body holds it (the way goes on in that body), else the way ends there. One
+    walk of the function that every call's caller facts read (`triton_lint.model.callers`):
+    a walk per call and per fact was quadratic in a long caller's statements."""
+    paths: dict[int, tuple[PathStep, ...]] = {}
+
+    def record(node: cst.CSTNode, path: tuple[PathStep, ...]) -> None:
+        for found in iter_nodes(node):
+            if type(found) is cst.Call:
+                paths[id(found)] = path
+
+    pending: list[tuple[cst.BaseSuite, tuple[PathStep, ...]]] = [(function.body, ())]
+    while pending:
+        block, before = pending.pop()
+        if not isinstance(block, cst.IndentedBlock):
+            continue
+        for stmt in block.body:
+            if isinstance(stmt, _ENTERED):
+                inner = stmt.body
+                path = (*before, (stmt, True))
+                if isinstance(inner, cst.IndentedBlock):
+                    pending.append((inner, path))
+                else:
+                    record(inner, path)
+                for child in iter_children(stmt):
+                    if child is not inner:
+                        record(child, before)
+            else:
+                record(stmt, before)
+            before = (*before, (stmt, False))
+    return paths
