@@ -37,7 +37,8 @@ def single_program_when_set(kernel: Kernel, flag: str, axis: int) -> bool:
                 return False
             continue
         branches = list(_setting_branches(site, flag))
-        if not branches and default_off:
+        spread = any(arg.star == "**" for arg in site.call.args)
+        if not branches and default_off and not spread:
             continue  # never turned on by this launch
         if not branches or not all(_one(site, axis, body) for body in branches):
             return False

@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -490,4 +491,7 @@ def _package_of(entry: ProjectFile) -> list[str]:
 def _defined_only(entry: ProjectFile) -> set[str]:
     """The kernels ``entry`` defines and never names again (a vendor backend's own copy of a
     helper): such a file does not refer to another file's kernel of that name."""
-    return {k for k in entry.kernels if len(re.findall(rf"\b{re.escape(k)}\b", entry.text)) <= 1}
+    if not entry.kernels:
+        return set()
+    counts = Counter(word for word in _WORD.findall(entry.text) if word in entry.kernels)
+    return {k for k in entry.kernels if counts[k] <= 1}
