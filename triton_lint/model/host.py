@@ -38,7 +38,9 @@ def assignment_before(
             if isinstance(stmt, cst.SimpleStatementLine):
                 return value
             if isinstance(stmt, cst.For | cst.While) and name in set(_assigned_names(stmt)):
-                return None  # a binding later in the loop body reaches the next iteration
+                # a binding later in the loop body reaches the next iteration, unless one
+                # before the call in the body runs first on every iteration
+                value = None
             block = next(
                 (b for b in statement_blocks(stmt) if any(n is call for n in iter_nodes(b))),
                 None,

@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -429,12 +430,12 @@ class ProjectIndex:
         return dataclasses.replace(context, unreferenced=self._named_nowhere_else(display))
 
     def _named_nowhere_else(self, display: str) -> frozenset[str]:
-        """The kernels of ``display`` whose names no other file of the project writes."""
+        """The kernels of ``display`` whose names no other file writes but to define its own."""
         if self._mentions is None:
             names = {name for entry in self.files.values() for name in entry.kernels}
             self._mentions = {}
             for entry in self.files.values() if names else ():
-                for name in entry.words & names:
+                for name in (entry.words & names) - _defined_only(entry):
                     self._mentions.setdefault(name, set()).add(entry.display)
         kernels = self.files[display].kernels
         return frozenset(k for k in kernels if not self._mentions.get(k, set()) - {display})
@@ -485,3 +486,12 @@ class ProjectIndex:
 def _package_of(entry: ProjectFile) -> list[str]:
     parts = entry.module.split(".") if entry.module else []
     return parts if entry.is_package else parts[:-1]
+
+
+def _defined_only(entry: ProjectFile) -> set[str]:
+    """The kernels ``entry`` defines and never names again (a vendor backend's own copy of a
+    helper): such a file does not refer to another file's kernel of that name."""
+    if not entry.kernels:
+        return set()
+    counts = Counter(word for word in _WORD.findall(entry.text) if word in entry.kernels)
+    return {k for k in entry.kernels if counts[k] <= 1}

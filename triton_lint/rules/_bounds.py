@@ -19,6 +19,7 @@ from triton_lint.model.calls import (
 from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.earlier_tiles import ceil_division
 from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.host_tests import literal_range
 from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
 from triton_lint.model.lane_bounds import Evidence, LaneBounds
 from triton_lint.model.masks import Masks
@@ -157,7 +158,7 @@ def _rounded_up_grid(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
             numerator = division[0] if division is not None else None
             if numerator is None or evaluate(numerator) is not UNKNOWN:
                 continue  # a fixed extent (`cdiv(512, bd)`): its tiling is the author's choice
-            if _divisibility_checked(site, numerator):
+            if _divisibility_checked(site, numerator) or _pinned(kernel, site, numerator):
                 continue
             text = kernel.module.module.code_for_node(dim)
             return Evidence(access, text, "grid", launch=site)
@@ -399,6 +400,17 @@ def _divisibility_checked(site: LaunchSite, numerator: cst.BaseExpression) -> bo
         and any(isinstance(n, cst.Name) and n.value in names for n in iter_nodes(part))
         for test in site.guard_tests()
         for part in iter_nodes(test)
+    )
+
+
+def _pinned(kernel: Kernel, site: LaunchSite, numerator: cst.BaseExpression) -> bool:
+    """Every name of the numerator is pinned to one literal by a host test (``assert D ==
+    256``): a fixed extent, whose tiling is the author's choice (`cdiv(512, bd)`)."""
+    callees = {id(n.func) for n in iter_nodes(numerator) if isinstance(n, cst.Call)}
+    names = [n for n in iter_nodes(numerator) if isinstance(n, cst.Name) and id(n) not in callees]
+    return bool(names) and all(
+        (bounds := literal_range(kernel, site, name)) is not None and bounds[0] == bounds[1]
+        for name in names
     )
 
 

@@ -34,7 +34,8 @@ or loop offset, not for one whole row compared with a sub-range), or checks the 
 block pointer over the same shape, or the load gathers through an index vector whose masked-off
 lanes are undefined (loaded with a mask and no `other=`), or a launch in the same file rounds
 the grid axis the lanes move with up (`triton.cdiv(M, BLOCK_M)`: the host expects a partial
-last tile) with no host `assert M % BLOCK_M == 0`, no early return of the programs past a
+last tile) with no host `assert M % BLOCK_M == 0` (nor one pinning `M` to a literal, `assert
+M == 256`: a fixed extent), no early return of the programs past a
 padded bound, and lanes that are `pid * BLOCK + tl.arange` with no clamp or gather on the way
 (FlagAttention's `_bwd_preprocess`), or the kernel takes an element count (`n_elements`,
 `numel`) that nothing in it compares, clamps or passes on while the lanes are `pid * BLOCK +

@@ -8,6 +8,7 @@ import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.evaluate import UNKNOWN
+from triton_lint.model.flag_launches import single_program_when_set
 from triton_lint.model.kernel import Kernel, MemoryAccess, ModuleModel
 from triton_lint.model.program_ids import ProgramIds
 from triton_lint.model.provenance import Provenance
@@ -29,7 +30,9 @@ value silently lost. The same happens when a launch in the file gives the grid m
 program on an axis the kernel never reads. Stores guarded by a condition on the axis
 (`if pid_k == 0:`), stores whose value does not depend on the axis either (every program
 writes the same bytes: redundant, not lost), atomics and single-program launches are not
-reported."""
+reported; nor is a store under a constexpr flag (`if QUANT:`) that every launch turns on only
+in a host branch giving the axis one program (`kwargs = {"QUANT": True}` beside `assert
+ngroups == 1`, or a tile `next_power_of_2(n)` wide for a grid axis `cdiv(n, tile)`)."""
     fix = """\
 Index the output by the axis (`out_ptr + pid_k * stride_k + offs`), accumulate with
 `tl.atomic_add`, guard the store with `if pid_k == 0:`, or launch a grid of size 1 on that
@@ -116,6 +119,7 @@ def launch(x):
                 for axis in sorted(axes - depends)
                 if not self._single_program(kernel, axis)
                 and not self._gated_single(kernel, access.branches)
+                and not _flag_single(kernel, access.branches, axis)
             ]
             if not missing or self._same_value(kernel, access, missing):
                 continue
@@ -198,3 +202,14 @@ def launch(x):
                     top=site.top,
                 )
                 break
+
+
+def _flag_single(kernel: Kernel, branches: tuple, axis: int) -> bool:
+    """The store sits under ``if QUANT:`` (a constexpr flag) and every launch that turns the
+    flag on runs one program on ``axis`` (`triton_lint.model.flag_launches`)."""
+    return any(
+        branch.arm == "body"
+        and isinstance(branch.test, cst.Name)
+        and single_program_when_set(kernel, branch.test.value, axis)
+        for branch in branches
+    )

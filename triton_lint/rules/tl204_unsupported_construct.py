@@ -11,6 +11,7 @@ from triton_lint.model.kernel import Kernel
 from triton_lint.model.provenance import Provenance
 from triton_lint.model.structure import Structure
 from triton_lint.model.tree import iter_children
+from triton_lint.rules._unused import unused_note
 from triton_lint.rules.base import Rule
 from triton_lint.target import minor
 
@@ -46,7 +47,9 @@ tree, and it rejects many statements (`break`, `continue`, `try`, `raise`, `lamb
 functions and classes, `return` inside a loop, `global`/`nonlocal`, `yield`; `with` and list
 comprehensions before Triton 3.9), item and attribute assignment (tensors are immutable values),
 set/dict comprehensions, generator expressions and nested comprehensions. The error only
-appears at the first launch, often on a GPU machine in CI; this rule reports it at the line."""
+appears at the first launch, often on a GPU machine in CI; this rule reports it at the line.
+In a jit function that nothing in the indexed project launches or calls (a left-over kernel),
+the error waits for a caller, and the finding is information."""
     fix = """\
 Rewrite without the construct: carry a flag instead of `break`/`continue`, compute a new
 tensor with `tl.where(cond, new, old)` instead of `x[i] = v`, move helpers to their own
@@ -85,11 +88,18 @@ def count_nonzero(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
         visitor = _Finder(minor(kernel.module.target_version))
         _walk(visitor, kernel.node.body)
+        unused: bool | None = None
         for node, what in visitor.found:
             if isinstance(node, cst.Raise) and _under_constexpr_branch(kernel, node):
                 continue  # a static error: pruned unless that branch is chosen at compile time
+            if unused is None:
+                unused = kernel.unlaunched
             yield self.finding(
-                kernel, node, f"{what} is not supported inside a Triton kernel: it fails to compile"
+                kernel,
+                node,
+                f"{what} is not supported inside a Triton kernel: it fails to compile"
+                + (unused_note(kernel) if unused else ""),
+                severity=Severity.INFO if unused else None,
             )
 
 

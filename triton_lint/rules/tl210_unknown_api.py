@@ -12,6 +12,7 @@ from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import TL
 from triton_lint.model.tree import iter_nodes
 from triton_lint.model.usage import Usage
+from triton_lint.rules._unused import unused_note
 from triton_lint.rules.base import Rule
 from triton_lint.target import minor
 
@@ -35,7 +36,9 @@ function does not take (`tl.sum(x, mask=m)`). Python does not notice; the kernel
 `AttributeError` or `TypeError` at its first launch, often only on a GPU runner. The names
 and signatures are read from the target Triton version's own source (the `target-version`
 setting, else the installed triton), so an API added later is reported with the version that
-introduced it."""
+introduced it. In a jit function that nothing in the indexed project launches or calls (a
+left-over helper whose only namesakes are other files' own copies), the error waits for a
+caller, and the finding is information."""
     fix = """\
 Use the real API: `tl.maximum(x, 0)` for `relu`, `tl.where(m, x, 0)` before `tl.sum` instead
 of `mask=`, `tl.pointer_type(tl.float16)` for `tl.pointer`, `libdevice.tanh` from
@@ -70,6 +73,14 @@ def relu_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        found = list(self._findings(kernel))
+        if found and kernel.unlaunched:
+            for finding in found:
+                finding.severity = Severity.INFO
+                finding.message += unused_note(kernel)
+        yield from found
+
+    def _findings(self, kernel: Kernel) -> Iterator[Finding]:
         if _version_gated(kernel):
             return  # `if TRITON3: ... else: <the pre-3.0 kernel>`: written for another Triton
         version = kernel.module.target_version

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -34,7 +35,12 @@ and a `tl.static_range` selection are left alone), `tl.dot(..., out_dtype=tl.flo
 `tl.sum`/`tl.cumsum` of values explicitly cast to fp16/bf16 or to the input's own element type
 (`x_ptr.dtype.element_ty`, or a dtype constexpr the launch fills from `x.dtype`), alone or as a
 factor of a product with no fp32 factor. fp32 accumulators cast to the output type only at the
-store are fine."""
+store are fine, and so is a half tile declared before a loop that every iteration assigns
+afresh before reading it (it carries nothing). Information only: a `tl.dot` whose half sum
+stops at one product (no accumulator, its result not added to one nor passed to another dot
+as its accumulator), and any of these in a kernel that rounds through that half type on purpose
+(`(ms + eps).to(tl.bfloat16).to(tl.float32)`: it reproduces a half-precision reference, which
+an fp32 sum would no longer match)."""
     fix = """\
 Accumulate in fp32 (`acc = tl.zeros((BM, BN), dtype=tl.float32)`, `tl.dot(a, b, acc)`,
 `tl.sum(x.to(tl.float32))`) and cast once when storing: `tl.store(p, acc.to(tl.float16))`."""
@@ -70,6 +76,17 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        for finding in self._findings(kernel):
+            emulated = _emulated(kernel, finding.message)
+            if emulated is not None:
+                finding.severity = Severity.INFO
+                finding.message += (
+                    f" (info: the kernel rounds through that type on purpose, `{emulated}`, "
+                    "so it reproduces a half-precision reference)"
+                )
+            yield finding
+
+    def _findings(self, kernel: Kernel) -> Iterator[Finding]:
         for site in kernel.calls:
             short = tl_short(kernel, site.node)
             if short in ("zeros", "full") and site.tl_name is not None:
@@ -77,11 +94,14 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
             elif short == "dot" and site.tl_name is not None:
                 dtype = is_low_precision(kernel, _kwarg(site.node, "out_dtype"))
                 if dtype is not None:
+                    running = _accumulating_dot(kernel, site.node)
                     yield self.finding(
                         kernel,
                         site.node,
                         f"`tl.dot` accumulates in {dtype} (`out_dtype=tl.{dtype}`): the sum over "
-                        "K loses precision; accumulate in fp32 and cast the result at the store",
+                        "K loses precision; accumulate in fp32 and cast the result at the store"
+                        + ("" if running else _ONE_TILE),
+                        severity=None if running else Severity.INFO,
                     )
         for reduction in reductions(kernel):
             if reduction.op not in ("sum", "cumsum", "xor_sum"):
@@ -122,8 +142,10 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
         for definition in kernel.definitions.get(target.value, []):
             if definition.node is parent or not kernel.facts(Structure).in_loop(definition.node):
                 continue
-            if _updates(definition, target.value, additive_only) and not (
-                additive_only and _unrolled(kernel, definition.node)
+            if (
+                _updates(definition, target.value, additive_only)
+                and not (additive_only and _unrolled(kernel, definition.node))
+                and _carries(kernel, definition, parent)
             ):
                 yield self.finding(
                     kernel,
@@ -213,6 +235,81 @@ def _updates(definition: Definition, name: str, additive_only: bool) -> bool:
             )
         )
     return any(isinstance(n, cst.Name) and n.value == name for n in iter_nodes(value))
+
+
+_ONE_TILE = " (info: a single product over one tile, not carried into a running sum across a loop)"
+
+
+def _accumulating_dot(kernel: Kernel, dot: cst.Call) -> bool:
+    """The dot's half-precision sum runs on past one tile: it takes an accumulator
+    (``tl.dot(a, b, acc)``), its result is added to one (``acc += tl.dot(...)``, ``acc = acc +
+    tl.dot(...)``), or another dot takes its result as the accumulator."""
+    positional = [a.value for a in dot.args if a.keyword is None]
+    if len(positional) > 2 or _kwarg(dot, "acc") is not None:
+        return True
+    statement = next(
+        (
+            node
+            for node in kernel.facts(Structure).ancestors(dot)
+            if isinstance(node, (cst.Assign, cst.AugAssign))
+        ),
+        None,
+    )
+    if isinstance(statement, cst.AugAssign):
+        return True
+    if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+        return False
+    target = statement.targets[0].target
+    if not isinstance(target, cst.Name):
+        return False
+    if any(
+        isinstance(node, cst.Name) and node.value == target.value
+        for node in iter_nodes(statement.value)
+    ):
+        return True
+    for site in kernel.calls:
+        if site.node is dot or tl_short(kernel, site.node) != "dot":
+            continue
+        args = [a.value for a in site.node.args if a.keyword is None][2:3]
+        args += [a for a in (_kwarg(site.node, "acc"),) if a is not None]
+        if any(isinstance(a, cst.Name) and a.value == target.value for a in args):
+            return True
+    return False
+
+
+def _emulated(kernel: Kernel, message: str) -> str | None:
+    """A round trip through the finding's half type (``x.to(tl.bfloat16).to(tl.float32)``)
+    in the kernel: it rounds to that type on purpose, to match a half-precision reference,
+    and accumulating wider would break the match. Returns the round trip's text."""
+    for site in kernel.calls:
+        outer = cast_parts(kernel, site.node)
+        if outer is None or not _is_wide_float(kernel, outer[1]):
+            continue
+        inner = cast_parts(kernel, outer[0])
+        dtype = None if inner is None else is_low_precision(kernel, inner[1])
+        if dtype is not None and re.search(rf"\b{dtype}\b", message):
+            return kernel.code(site.node)
+    return None
+
+
+def _carries(kernel: Kernel, update: Definition, init: cst.CSTNode) -> bool:
+    """The value ``update`` reads back is the running one: the initial ``tl.zeros`` or a
+    value carried round the loop, not one the same iteration assigned afresh (``qk =
+    tl.dot(q, k)`` then ``qk = tl.dot(q2, k2, qk)``: the zeros never reach the update)."""
+    if update.kind == "augassign":
+        return True
+    reaching = kernel.facts(Reaching)
+    structure = kernel.facts(Structure)
+    assert update.value is not None
+    for use in iter_nodes(update.value):
+        if not isinstance(use, cst.Name) or use.value != update.name:
+            continue
+        for definition in reaching.reaching(use):
+            if definition.node is init or structure.definition_position(
+                definition
+            ) >= structure.definition_position(update):
+                return True  # the initial value, or one from the previous iteration
+    return False
 
 
 def _input_element_type(kernel: Kernel, dtype: cst.BaseExpression) -> bool:

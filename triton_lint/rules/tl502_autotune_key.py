@@ -43,7 +43,10 @@ or a value every launch in the file computes from another argument it passes
 (`B, H, D = x.shape`) is not such a bucket, but it changes only with the input's shape, which
 training often keeps fixed (information). A tensor's element count beside dimensions of the
 same tensor that the kernel reads (`num_elements = x.numel()` with `rows, cols = x.shape`
-passed and read) buckets those sizes into their product and is left alone. An unread key of
+passed and read) buckets those sizes into their product and is left alone, as is a key entry
+the grid is built from: the grid holds it (even one a loop assigns before the launch), every
+size it is computed from (`M=E * N` beside a grid `(E * (N // block), ...)`), or a host size
+it is a factor of (`B` beside `grid = (M,)` with `M = B * L`). An unread key of
 a kernel the indexed project never launches is information, saying that no launch was found
 (a key that is not a parameter stays an error: the decorator fails whether or not it runs)."""
     fix = """\
@@ -302,14 +305,22 @@ def _host_value(site: LaunchSite, argument: cst.BaseExpression) -> cst.BaseExpre
 
 def _sizes_the_grid(kernel: Kernel, param: str) -> bool:
     """A launch sizes its grid with the value it passes for ``param`` (``grid = lambda
-    meta: (M, cdiv(K, meta["TILE_K"]))`` beside ``M``): the number of programs changes with
-    it, and so does the best config."""
+    meta: (M, cdiv(K, meta["TILE_K"]))`` beside ``M``), or with the sizes that value is
+    computed from (``M=E * N`` beside a grid ``(E * (N // block), ...)``), or a factor of a
+    host size the grid holds (``B`` beside ``grid = (M,)`` with ``M = B * L``): the number of
+    programs changes with it, and so does the best config."""
     code = kernel.module.module.code_for_node
     for site in kernel.launches:
         argument = site.bound_arguments(kernel).get(param)
         if argument is None:
             continue
         grid = site.grid_dims or [_host_value(site, site.grid)]
+        grid = grid + [  # the sizes a host name of the grid is computed from (`M = B * L`)
+            value
+            for dim in grid
+            for n in iter_nodes(dim)
+            if isinstance(n, cst.Name) and (value := _host_value(site, n)) is not n
+        ]
         texts = {code(n) for dim in grid for n in iter_nodes(dim) if isinstance(n, cst.Name)}
         texts |= {
             code(n).strip("\"'")
@@ -317,6 +328,7 @@ def _sizes_the_grid(kernel: Kernel, param: str) -> bool:
             for n in iter_nodes(dim)
             if isinstance(n, cst.SimpleString)
         }
-        if code(argument) in texts or param in texts:
-            return True
+        names = {n.value for n in iter_nodes(argument) if isinstance(n, cst.Name)}
+        if code(argument) in texts or param in texts or (names and names <= texts):
+            return True  # the value, or every size it is computed from (`M=E * N`)
     return False

@@ -1,0 +1,73 @@
+"""Severity tiers of the rules with few findings: a compile error in a jit function nothing
+in the project runs (TL204, TL210), and half-precision sums that stop at one tile or copy a
+half-precision reference on purpose (TL302), are information."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from triton_lint.engine import lint_text
+from triton_lint.rules import rules_by_code
+from triton_lint.run import RunOptions, lint_paths
+from triton_lint.selection import Layer
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+UNUSED = FIXTURES / "project" / "tl204_unused_bad"
+
+
+def _tiers(paths: list[Path]) -> set[tuple[str, int, str, str, bool]]:
+    options = RunOptions(cli_layer=Layer(select=["TL204", "TL210"]), jobs=1)
+    result = lint_paths(paths, options)
+    assert not result.crashes
+    return {
+        (Path(f.path).name, f.line, f.code, f.severity.value, "nothing in the project" in f.message)
+        for f in result.findings
+    }
+
+
+def test_compile_errors_in_jit_functions_nothing_runs_are_information():
+    """The launched kernel's `continue` stays an error; the left-over kernel and the helper
+    that only a backend's own copy shares a name with are information, over the package and
+    for the file linted alone in it."""
+    expected = {
+        ("kernels.py", 14, "TL204", "error", False),
+        ("kernels.py", 23, "TL204", "info", True),
+        ("kernels.py", 29, "TL210", "info", True),
+    }
+    assert _tiers([UNUSED]) == expected
+    assert _tiers([UNUSED / "pkg" / "kernels.py"]) == expected
+
+
+def test_a_file_linted_outside_a_project_keeps_its_compile_errors():
+    path = UNUSED / "pkg" / "kernels.py"
+    rules = [rules_by_code()["TL204"], rules_by_code()["TL210"]]
+    result = lint_text(str(path), path.read_text(), rules, "3.9")
+    assert {(f.line, f.severity.value) for f in result.findings} == {
+        (14, "error"),
+        (23, "error"),
+        (29, "error"),
+    }
+
+
+def _tl302(name: str) -> set[tuple[int, str]]:
+    path = FIXTURES / "TL302" / name
+    result = lint_text(str(path), path.read_text(), [rules_by_code()["TL302"]], "3.9")
+    assert not result.crashes
+    return {(f.line, f.severity.value) for f in result.findings}
+
+
+def test_tl302_a_single_half_precision_product_is_information():
+    """A dot whose fp16 sum stops at one product is info; one chained into another dot as its
+    accumulator, and that dot, are warnings."""
+    assert _tl302("bad_half_dot_tiers.py") == {(20, "info"), (23, "warning"), (24, "warning")}
+
+
+def test_tl302_a_kernel_rounding_through_bf16_on_purpose_is_information():
+    assert _tl302("bad_emulated_half_reference.py") == {(15, "info"), (26, "warning")}
+
+
+def test_tl302_loop_accumulators_stay_warnings():
+    assert _tl302("bad_fp16_accumulators.py") == {
+        (line, "warning") for line, _ in _tl302("bad_fp16_accumulators.py")
+    }
+    assert len(_tl302("bad_fp16_accumulators.py")) >= 3
