@@ -815,6 +815,27 @@ UNIFORM_ROUNDS = {
         "readers (27/27/26 findings each, same brief as rounds 25-26)",
         None,
     ),
+    "28": (
+        "`--uniform 80 --seed 2801`: every default rule's error/warning findings outside "
+        "vendor-fork directories, from the corpus run of merge af84f13 (session 2026-11-26: "
+        "TL203 weight-derived sizes and autotune keys, the small rules' census fixes, the "
+        "cold/warm speed work); seed written down before the draw; read blind by three new "
+        "readers (27/27/26 findings each, same brief as rounds 25-27)",
+        None,
+    ),
+    "28t": (
+        "`--uniform 30 --only TL203 --seed 2802`: TL203's warnings alone, from the same run "
+        "as round 28 (seed written down with round 28's); read blind by a fourth reader, so "
+        "that TL203 has more than round 28's 23 draws",
+        None,
+    ),
+    "28c": (
+        "a census, not a draw: every error/warning finding of TL101, TL102, TL103, TL105, "
+        "TL204, TL205, TL209, TL210, TL301, TL302 and TL502 in the run of round 28 (29; rules "
+        "with too few findings for a uniform draw to say anything about them one by one), "
+        "listed before reading and read blind by a fifth reader",
+        None,
+    ),
 }
 
 
