@@ -35,15 +35,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from triton_lint.engine import may_define_kernels, may_hold_kernels
+from triton_lint.engine import may_define_kernels
 from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
 from triton_lint.project.dormant import DormantFiles, Wanted
+from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
 from triton_lint.source import decode
 
 MAX_CALLS = 8
+#: (display path, resolved path, bytes) of each file; each file's byte facts by display path.
+Files = Iterable[tuple[str, Path, bytes]]
+Facts = dict[str, FileFacts]
 #: Names too common to search callers by: every class has them.
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _LAUNCH = r"\s*\)?\s*\["  # `kern[grid]`, `wrap_triton(kern)[grid]`
@@ -163,6 +167,9 @@ class Store:
     used: set[str] = field(default_factory=set)
     changed: bool = False
 
+    def mark_changed(self) -> None:
+        self.changed = True
+
     def kept(self) -> dict[str, Any]:
         """The entries this run used: others belong to files since changed."""
         return {key: self.entries[key] for key in sorted(self.used)}
@@ -184,17 +191,19 @@ class ProjectIndex:
     """Kernels, launches and callers across the files of one run."""
 
     def __init__(
-        self, files: Iterable[tuple[str, Path, bytes]], store: Store | None = None
+        self, files: Files, store: Store | None = None, facts: Facts | None = None
     ) -> None:
         self.files: dict[str, ProjectFile] = {}
+        self.facts = dict(facts or {})  # kept by stat signature in ``store``: `filefacts`
         self.by_module: dict[str, ProjectFile] = {}
         self.store = store
         #: files that never name Triton, read once their imports name what the index follows
         self.dormant = DormantFiles(module_name)
         self._ambiguous: set[str] = set()
         for display, path, data in files:
-            if b"triton" not in data:
-                self.dormant.add(display, path, data)
+            facts = self.facts.setdefault(display, FileFacts(data))
+            if not facts.triton:
+                self.dormant.add(display, path, data, facts)
                 continue
             entry = ProjectFile(display, path, data, store=store)
             entry.module, entry.is_package = module_name(path)
@@ -221,10 +230,11 @@ class ProjectIndex:
 
     # -- building --------------------------------------------------------------------------
     def _build(self) -> None:
+        facts = self.facts
         kernel_files = [
             f
             for f in self.files.values()
-            if may_hold_kernels(f.data) and may_define_kernels(f.text) and f.parse() and f.kernels
+            if facts[f.display].kernels and may_define_kernels(f.text) and f.parse() and f.kernels
         ]
         if not kernel_files:
             return
@@ -456,7 +466,7 @@ class ProjectIndex:
                 seen.add(key)
                 by_file = self.callers[key]
                 callers[key] = {path: tuple(sorted(names)) for path, names in by_file.items()}
-                following.extend(self._calling_functions(key))
+                following.extend(sorted(self.calling.get(key, ())))
             pending = following
         files = set(refs) | set(dispatch)
         files |= {path for by_file in callers.values() for path in by_file}
@@ -468,9 +478,6 @@ class ProjectIndex:
             callers=callers,
             unbounded=frozenset(k for k in self.unbounded if k in seen or k in launchers),
         )
-
-    def _calling_functions(self, key: FunctionKey) -> list[FunctionKey]:
-        return sorted(self.calling.get(key, ()))
 
     def dependents(self, display: str) -> set[str]:
         """Kernel files whose lint reads ``display`` (an editor re-lints them on save)."""
