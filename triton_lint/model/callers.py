@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from triton_lint.model.call_path import path_to
 from triton_lint.model.dispatch import exit_test
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import bind_call, function_facts
@@ -140,23 +141,6 @@ class CallerIndex:
         return facts
 
 
-def _path_to(function: cst.FunctionDef, call: cst.Call) -> Iterator[tuple[cst.BaseStatement, bool]]:
-    """The statements on the way to ``call``: ``(stmt, False)`` for each run before it, ``(stmt,
-    True)`` for each compound statement whose body holds it (the walk goes on in that body)."""
-    block: cst.BaseSuite | None = function.body
-    while isinstance(block, cst.IndentedBlock):
-        inner: cst.BaseSuite | None = None
-        for stmt in block.body:
-            if any(node is call for node in iter_nodes(stmt)):
-                compound = isinstance(stmt, cst.If | cst.For | cst.While | cst.With | cst.Try)
-                if compound and any(node is call for node in iter_nodes(stmt.body)):
-                    yield stmt, True
-                    inner = stmt.body
-                break
-            yield stmt, False
-        block = inner
-
-
 def local_tests(
     host: ModuleModel, function: cst.FunctionDef, call: cst.Call, files: HelperFiles | None = None
 ) -> tuple[list[cst.BaseExpression], list[cst.BaseExpression]]:
@@ -165,7 +149,7 @@ def local_tests(
     those asserts and ``if`` tests, ``if ...: raise`` tests and helper checks before it."""
     holding: list[cst.BaseExpression] = []
     guards: list[cst.BaseExpression] = []
-    for stmt, holds_call in _path_to(function, call):
+    for stmt, holds_call in path_to(host, function, call):
         if holds_call:
             if isinstance(stmt, cst.If):
                 holding += [stmt.test, *predicate_tests(host, function, stmt.test, files)]
@@ -192,7 +176,7 @@ def exit_tests(
     (``if m >= 4096: ...; return y`` then a launch under ``m < 4096``); and the comparisons
     of the predicate helpers that those and the ``if`` tests around ``call`` read."""
     found: list[cst.BaseExpression] = []
-    for stmt, holds_call in _path_to(function, call):
+    for stmt, holds_call in path_to(host, function, call):
         test = exit_test(stmt) if not holds_call else None
         found += [test] if test is not None else []
         if holds_call and isinstance(stmt, cst.If):
@@ -207,7 +191,7 @@ def helper_checks(
     """The checks of the same file's helpers that ``function`` calls before ``call``."""
     return [
         check
-        for stmt, holds_call in _path_to(function, call)
+        for stmt, holds_call in path_to(host, function, call)
         if not holds_call
         for check in _checks_before(host, stmt)
     ]
