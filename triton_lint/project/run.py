@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
@@ -35,15 +34,11 @@ def project_root(path: Path, config_root: Path) -> Path:
 
 
 def project_index(
-    asked: dict[Path, bytes],
-    others: Iterable[Path],
-    store: Store | None = None,
-    since_ns: int | None = None,
+    asked: dict[Path, bytes], others: Iterable[Path], store: Store | None, since_ns: int
 ) -> ProjectIndex:
     """The index of the files asked for and the other files of their project (``store``:
     what an earlier run read of unchanged files; ``since_ns``: when the run started reading
     them, `project.filefacts`)."""
-    since_ns = time.time_ns() if since_ns is None else since_ns
     entries = [(str(path), resolved_file(path), data) for path, data in asked.items()]
     for path in others:
         try:
