@@ -5,9 +5,13 @@ outlined."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from pathlib import Path
 
+from triton_lint.project import filefacts
+from triton_lint.project.filefacts import import_words
 from triton_lint.project.index import ProjectIndex
 from triton_lint.run import RunOptions, lint_paths
 from triton_lint.selection import Layer
@@ -102,3 +106,55 @@ def test_editing_a_plain_caller_relints_the_kernel_file(tmp_path):
     model.write_text(model.read_text().replace("S = 512", "S = x.shape[-1] // 4"))
     assert _run([case], cache) == {("kernels.py", 6, "TL203")}
     assert _run([case / "split" / "kernels.py"], cache) == {("kernels.py", 6, "TL203")}
+
+
+def test_a_warm_run_scans_only_the_files_whose_stat_signature_changed(tmp_path, monkeypatch):
+    """The byte facts of every file (names Triton, may hold kernels, its import words) are
+    kept by (path, size, mtime): a warm run scans none of the unchanged files again, and an
+    edited plain file is scanned again and, importing the launching function now, is a
+    caller whose value reaches the kernel."""
+    case = tmp_path / "case"
+    shutil.copytree(CASES / "tl203_plain_caller_good", case)
+    other = case / "split" / "other.py"
+    other.write_text("import torch\n\n\ndef mean(x):\n    return x.mean(-1)\n")
+    old = time.time() - 3600
+    for path in case.rglob("*"):
+        os.utime(path, (old, old))
+    scanned: list[bytes] = []
+
+    def counted(data: bytes) -> set[str]:
+        scanned.append(data)
+        return import_words(data)
+
+    monkeypatch.setattr(filefacts, "import_words", counted)
+    cache = tmp_path / "cache"
+    assert _run([case], cache) == set()
+    assert len(scanned) == 3  # __init__.py, model.py and other.py never name Triton
+    scanned.clear()
+    assert _run([case], cache) == set()
+    assert scanned == []
+    other.write_text(
+        "from split import split_sum\n\n\ndef pooled(x):\n"
+        "    return split_sum(x, S=x.shape[-1] // 4)\n"
+    )
+    os.utime(other, (old + 10, old + 10))  # written long before the run: its facts are kept
+    assert _run([case], cache) == {("kernels.py", 6, "TL203")}
+    assert scanned == [other.read_bytes()]
+    scanned.clear()
+    assert _run([case], cache) == {("kernels.py", 6, "TL203")}
+    assert scanned == []
+
+
+def test_a_file_written_as_the_run_starts_is_not_kept_by_its_signature(tmp_path):
+    """A write in the same clock tick as the read could keep the signature for other bytes."""
+    path = tmp_path / "plain.py"
+    path.write_text("import os\n")
+    since = time.time_ns()
+    key, facts = filefacts.file_facts(path, path.read_bytes(), {}, since)
+    assert key is None and facts.words() == {"import", "os"}
+    os.utime(path, (time.time() - 60, time.time() - 60))
+    entries: dict = {}
+    key, facts = filefacts.file_facts(path, path.read_bytes(), entries, since)
+    assert (
+        key is not None and facts.words() == {"import", "os"} and entries[key] == {"w": "import os"}
+    )

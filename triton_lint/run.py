@@ -6,6 +6,7 @@ import fnmatch
 import re
 import stat
 import sys
+import time
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -14,7 +15,7 @@ from triton_lint.cache import LintCache, entry_key
 from triton_lint.config import Config, config_for_directory
 from triton_lint.discovery import is_excluded, iter_python_files
 from triton_lint.dynamic.dynamic_report import DynamicReport
-from triton_lint.engine import FileResult, lint_bytes, lint_text, may_hold_kernels
+from triton_lint.engine import FileResult, lint_bytes, lint_text
 from triton_lint.finding import Finding
 from triton_lint.fixes import FixError, FixOutcome, fix_text, fixable, write_fixed
 from triton_lint.model.project import ProjectContext
@@ -135,19 +136,20 @@ class Runner:
         only in the files asked for."""
         cache = LintCache(self.options.cache_dir) if self.options.cache_dir else None
         contents: dict[Path, bytes] = {}
+        since_ns = time.time_ns()  # files written after this are not kept by signature
         for path in files:
             data = self.read(path)
             if data is not None:
                 contents[path] = data
         store = Store(cache.load_index()) if cache is not None else None
-        index = project_index(contents, self.project_files(files, contents), store)
+        index = project_index(contents, self.project_files(files, contents), store, since_ns)
         asked = {str(path) for path in contents}
         slots: list[tuple[FileJob | None, FileResult | None]] = []
         pending: list[FileJob] = []
         jobs = [(path, str(path), data) for path, data in contents.items()]
         jobs += extra_kernel_files(index, asked)
         for path, display, data in jobs:
-            if not may_hold_kernels(data):
+            if not index.facts[display].kernels:
                 slots.append((None, FileResult(display)))  # no kernel can be here
                 continue
             job = self.job_for(path, display, data, index.context_for(display))

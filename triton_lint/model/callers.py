@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from triton_lint.model.call_path import path_to
 from triton_lint.model.dispatch import exit_test
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import bind_call, function_facts
@@ -32,7 +33,7 @@ from triton_lint.model.launches import calls_of
 from triton_lint.model.names import dotted_name
 from triton_lint.model.predicates import HelperFiles, predicate_tests
 from triton_lint.model.project import FunctionKey
-from triton_lint.model.tree import PathStep, block_paths, iter_children, iter_nodes
+from triton_lint.model.tree import iter_children, iter_nodes
 
 MAX_DEPTH = 2
 #: Host files of the project by display path (None: it cannot be parsed).
@@ -140,18 +141,6 @@ class CallerIndex:
         return facts
 
 
-def _path_to(host: ModuleModel, function: cst.FunctionDef, call: cst.Call) -> tuple[PathStep, ...]:
-    """The statements on the way to ``call`` (`tree.block_paths`, walked once per function)."""
-    key = ("block paths", id(function))
-    if key not in host.memo:
-        host.memo[key] = block_paths(function)
-    path = host.memo[key].get(id(call))
-    if path is None:  # not under ``function``: no statement of its body holds it
-        block = function.body
-        return tuple((s, False) for s in block.body) if isinstance(block, cst.IndentedBlock) else ()
-    return path
-
-
 def local_tests(
     host: ModuleModel, function: cst.FunctionDef, call: cst.Call, files: HelperFiles | None = None
 ) -> tuple[list[cst.BaseExpression], list[cst.BaseExpression]]:
@@ -160,7 +149,7 @@ def local_tests(
     those asserts and ``if`` tests, ``if ...: raise`` tests and helper checks before it."""
     holding: list[cst.BaseExpression] = []
     guards: list[cst.BaseExpression] = []
-    for stmt, holds_call in _path_to(host, function, call):
+    for stmt, holds_call in path_to(host, function, call):
         if holds_call:
             if isinstance(stmt, cst.If):
                 holding += [stmt.test, *predicate_tests(host, function, stmt.test, files)]
@@ -187,7 +176,7 @@ def exit_tests(
     (``if m >= 4096: ...; return y`` then a launch under ``m < 4096``); and the comparisons
     of the predicate helpers that those and the ``if`` tests around ``call`` read."""
     found: list[cst.BaseExpression] = []
-    for stmt, holds_call in _path_to(host, function, call):
+    for stmt, holds_call in path_to(host, function, call):
         test = exit_test(stmt) if not holds_call else None
         found += [test] if test is not None else []
         if holds_call and isinstance(stmt, cst.If):
@@ -202,7 +191,7 @@ def helper_checks(
     """The checks of the same file's helpers that ``function`` calls before ``call``."""
     return [
         check
-        for stmt, holds_call in _path_to(host, function, call)
+        for stmt, holds_call in path_to(host, function, call)
         if not holds_call
         for check in _checks_before(host, stmt)
     ]

@@ -15,15 +15,10 @@ package).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
-_IMPORTED = re.compile(rb"import[ \t]+(?:\([^)]*\)|[^\n]*)")
-_FROM_IMPORT = re.compile(rb"from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]*(\([^)]*\)|[^\n]*)")
-_PLAIN_IMPORT = re.compile(rb"import[ \t]+([^\n(]*)")
-_WORD = re.compile(rb"\w+")
-_COMMENT = re.compile(rb"#[^\n]*")
+from triton_lint.project.filefacts import FileFacts
 
 #: The modules wanted -> the names wanted from each (kernels, launching functions).
 Wanted = dict[str, set[str]]
@@ -38,12 +33,14 @@ class DormantFiles:
         self.module_of = module_of
         self.files: dict[str, tuple[Path, bytes]] = {}
         self._by_tail: dict[str, list[str]] = {}
-        self._words: dict[str, set[bytes]] = {}
+        self._facts: dict[str, FileFacts] = {}
+        self._words: dict[str, set[str]] = {}
         self._modules: dict[str, tuple[str, bool]] = {}
         self._statements: dict[str, list[tuple[str, str]]] = {}
 
-    def add(self, display: str, path: Path, data: bytes) -> None:
+    def add(self, display: str, path: Path, data: bytes, facts: FileFacts) -> None:
         self.files[display] = (path, data)
+        self._facts[display] = facts
         tail = path.parent.name if path.name == "__init__.py" else path.stem
         self._by_tail.setdefault(tail, []).append(display)
 
@@ -51,8 +48,8 @@ class DormantFiles:
         """The files whose imports name a wanted module (``import a.b``, ``from a import b``,
         ``from . import b``) or a wanted name from it (``from a.b import fn``) or from a
         package above it (a re-export: ``from a import fn`` for ``fn`` of ``a.b``)."""
-        needles = {m.rsplit(".", 1)[-1].encode() for m in wanted}
-        needles |= {name.encode() for names in wanted.values() for name in names}
+        needles = {m.rsplit(".", 1)[-1] for m in wanted}
+        needles |= {name for names in wanted.values() for name in names}
         by_name: dict[str, list[str]] = {}
         for module, names in wanted.items():
             for name in names:
@@ -60,33 +57,23 @@ class DormantFiles:
         found = []
         for display, (_, data) in self.files.items():
             if display not in self._words:
-                self._words[display] = set(_WORD.findall(b" ".join(_IMPORTED.findall(data))))
+                self._words[display] = self._facts[display].words()
             if self._words[display] & needles and any(
                 _wants(wanted, by_name, module, name, data)
-                for module, name in self._imports(display, data)
+                for module, name in self._imports(display)
             ):
                 found.append(display)
         return found
 
-    def _imports(self, display: str, data: bytes) -> list[tuple[str, str]]:
+    def _imports(self, display: str) -> list[tuple[str, str]]:
         """(module, name) of each ``from module import name`` of the file, and (module, "")
         of each ``import module`` (read once)."""
-        if display in self._statements:
-            return self._statements[display]
-        found: list[tuple[str, str]] = []
-        for dots, base, names in _FROM_IMPORT.findall(data):
-            module = base.decode("ascii", "replace")
-            if dots:
-                module = self._relative(display, len(dots), module)
-            for part in _COMMENT.sub(b"", names).strip(b"()").split(b","):
-                if words := part.split():
-                    found.append((module, words[0].decode("ascii", "replace")))
-        for names in _PLAIN_IMPORT.findall(data):
-            for part in names.split(b","):
-                if words := part.split():
-                    found.append((words[0].decode("ascii", "replace"), ""))
-        self._statements[display] = found
-        return found
+        if display not in self._statements:
+            self._statements[display] = [
+                (self._relative(display, level, module) if level else module, name)
+                for level, module, name in self._facts[display].statements()
+            ]
+        return self._statements[display]
 
     def _relative(self, display: str, level: int, rest: str) -> str:
         module, is_package = self.module_of_file(display)

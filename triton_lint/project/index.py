@@ -36,15 +36,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from triton_lint.engine import may_define_kernels, may_hold_kernels
+from triton_lint.engine import may_define_kernels
 from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
 from triton_lint.project.dormant import DormantFiles, Wanted
+from triton_lint.project.filefacts import FileFacts
+from triton_lint.project.modules import module_name
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
 from triton_lint.source import decode
 
 MAX_CALLS = 8
+#: (display path, resolved path, bytes) of each file; each file's byte facts by display path.
+Files = Iterable[tuple[str, Path, bytes]]
+Facts = dict[str, FileFacts]
 #: Names too common to search callers by: every class has them.
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _LAUNCH = r"\s*\)?\s*\["  # `kern[grid]`, `wrap_triton(kern)[grid]`
@@ -94,11 +99,11 @@ class ProjectFile:
     def words(self) -> set[str]:
         """Every identifier the file writes (to pick the files worth reading further)."""
         if self._words is None:
-            self._words = set(self._stored(f"w:{self.digest}", self._find_words))
+            self._words = set(self._stored(f"w:{self.digest}", self._find_words).split())
         return self._words
 
-    def _find_words(self) -> list[str]:
-        return sorted(set(_WORD.findall(self.text)))
+    def _find_words(self) -> str:
+        return " ".join(sorted(set(_WORD.findall(self.text))))  # one string: JSON reads it fast
 
     def parse(self) -> bool:
         """Read the file's outline: imports, top-level names, kernels (once)."""
@@ -164,38 +169,31 @@ class Store:
     used: set[str] = field(default_factory=set)
     changed: bool = False
 
+    def mark_changed(self) -> None:
+        self.changed = True
+
     def kept(self) -> dict[str, Any]:
         """The entries this run used: others belong to files since changed."""
         return {key: self.entries[key] for key in sorted(self.used)}
-
-
-def module_name(path: Path) -> tuple[str, bool]:
-    """The dotted module ``path`` is imported as: the directories above it that are packages
-    (hold an ``__init__.py``), so ``src/pkg/ops.py`` is ``pkg.ops``; and whether it is a
-    package's ``__init__``."""
-    parts = [] if path.name == "__init__.py" else [path.stem]
-    directory = path.parent
-    while (directory / "__init__.py").is_file() and directory.parent != directory:
-        parts.append(directory.name)
-        directory = directory.parent
-    return ".".join(reversed(parts)), path.name == "__init__.py"
 
 
 class ProjectIndex:
     """Kernels, launches and callers across the files of one run."""
 
     def __init__(
-        self, files: Iterable[tuple[str, Path, bytes]], store: Store | None = None
+        self, files: Files, store: Store | None = None, facts: Facts | None = None
     ) -> None:
         self.files: dict[str, ProjectFile] = {}
+        self.facts = dict(facts or {})  # kept by stat signature in ``store``: `filefacts`
         self.by_module: dict[str, ProjectFile] = {}
         self.store = store
         #: files that never name Triton, read once their imports name what the index follows
         self.dormant = DormantFiles(module_name)
         self._ambiguous: set[str] = set()
         for display, path, data in files:
-            if b"triton" not in data:
-                self.dormant.add(display, path, data)
+            facts = self.facts.setdefault(display, FileFacts(data))
+            if not facts.triton:
+                self.dormant.add(display, path, data, facts)
                 continue
             entry = ProjectFile(display, path, data, store=store)
             entry.module, entry.is_package = module_name(path)
@@ -222,10 +220,11 @@ class ProjectIndex:
 
     # -- building --------------------------------------------------------------------------
     def _build(self) -> None:
+        facts = self.facts
         kernel_files = [
             f
             for f in self.files.values()
-            if may_hold_kernels(f.data) and may_define_kernels(f.text) and f.parse() and f.kernels
+            if facts[f.display].kernels and may_define_kernels(f.text) and f.parse() and f.kernels
         ]
         if not kernel_files:
             return
@@ -457,7 +456,7 @@ class ProjectIndex:
                 seen.add(key)
                 by_file = self.callers[key]
                 callers[key] = {path: tuple(sorted(names)) for path, names in by_file.items()}
-                following.extend(self._calling_functions(key))
+                following.extend(sorted(self.calling.get(key, ())))
             pending = following
         files = set(refs) | set(dispatch)
         files |= {path for by_file in callers.values() for path in by_file}
@@ -469,9 +468,6 @@ class ProjectIndex:
             callers=callers,
             unbounded=frozenset(k for k in self.unbounded if k in seen or k in launchers),
         )
-
-    def _calling_functions(self, key: FunctionKey) -> list[FunctionKey]:
-        return sorted(self.calling.get(key, ()))
 
     def dependents(self, display: str) -> set[str]:
         """Kernel files whose lint reads ``display`` (an editor re-lints them on save)."""

@@ -13,6 +13,7 @@ from triton_lint.engine import FileResult
 from triton_lint.model.host_reads import WHOLE, read_digest, whole_digest
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import ProjectContext
+from triton_lint.project.filefacts import file_facts
 from triton_lint.project.index import ProjectIndex, Store
 from triton_lint.workers import FileJob
 
@@ -33,10 +34,11 @@ def project_root(path: Path, config_root: Path) -> Path:
 
 
 def project_index(
-    asked: dict[Path, bytes], others: Iterable[Path], store: Store | None = None
+    asked: dict[Path, bytes], others: Iterable[Path], store: Store | None, since_ns: int
 ) -> ProjectIndex:
     """The index of the files asked for and the other files of their project (``store``:
-    what an earlier run read of unchanged files)."""
+    what an earlier run read of unchanged files; ``since_ns``: when the run started reading
+    them, `project.filefacts`)."""
     entries = [(str(path), resolved_file(path), data) for path, data in asked.items()]
     for path in others:
         try:
@@ -44,7 +46,14 @@ def project_index(
         except OSError:
             continue
         entries.append((_display(path), resolved_file(path), data))
-    return ProjectIndex(entries, store)
+    stored = store.entries if store is not None else None
+    facts = {}
+    for display, path, data in entries:
+        key, facts[display] = file_facts(path, data, stored, since_ns)
+        if key is not None and store is not None:
+            store.used.add(key)
+            facts[display].on_change = store.mark_changed
+    return ProjectIndex(entries, store, facts)
 
 
 def resolved_file(path: Path) -> Path:
