@@ -17,6 +17,7 @@ import libcst as cst
 from triton_lint import depth
 from triton_lint.finding import Finding, Span
 from triton_lint.model.build import build_module_model
+from triton_lint.model.compiled_arms import in_dead_arm
 from triton_lint.model.kernel import ModuleModel
 from triton_lint.model.parsing import parse_module
 from triton_lint.model.project import ProjectContext
@@ -279,6 +280,7 @@ def lint_text(
                 if not _suppressions_of(f.path, path, suppressions, project, others).suppresses(
                     f.line, f.code
                 )
+                and not (f.path == path and in_dead_arm(model, f.kernel, f.span))
             )
     result.findings.sort(key=Finding.sort_key)
     result.reads = dict(model.reads)

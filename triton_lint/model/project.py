@@ -37,6 +37,10 @@ class ProjectContext:
     #: writes: elsewhere a launch the index does not follow (``k = kern[grid]; k(...)``, a
     #: table of kernels) could hide, here none can.
     unreferenced: frozenset[str] = frozenset()
+    #: This file's kernels whose every mention in the other files is an import of it or a
+    #: launch the index resolved to it -> the number of those launches
+    #: (`triton_lint.project.launch_census`): no launch hides elsewhere.
+    launch_counts: dict[str, int] = field(default_factory=dict)
 
     def digest(self) -> str:
         """Changes when these facts' shape changes: which files they come from, the names they
@@ -53,6 +57,7 @@ class ProjectContext:
         hasher.update(repr(sorted(self.unbounded)).encode())
         hasher.update(repr(sorted((k, sorted(v)) for k, v in self.host_names.items())).encode())
         hasher.update(repr(sorted(self.unreferenced)).encode())
+        hasher.update(repr(sorted(self.launch_counts.items())).encode())
         return hasher.hexdigest()
 
     def __bool__(self) -> bool:

@@ -42,6 +42,7 @@ from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
 from triton_lint.project.dormant import DormantFiles, Wanted
 from triton_lint.project.filefacts import FileFacts
+from triton_lint.project.launch_census import with_census
 from triton_lint.project.modules import module_name
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
 from triton_lint.source import decode
@@ -214,7 +215,7 @@ class ProjectIndex:
         #: a function -> the functions that call it
         self.calling: dict[FunctionKey, set[FunctionKey]] = {}
         self._contexts: dict[str, ProjectContext | None] = {}
-        #: kernel name -> the files that write it (`_named_nowhere_else`)
+        #: kernel name -> the files that write it (`named_nowhere_else`)
         self._mentions: dict[str, set[str]] | None = None
         self._build()
 
@@ -426,9 +427,9 @@ class ProjectIndex:
             context = ProjectContext()
         if context is None:
             return None
-        return dataclasses.replace(context, unreferenced=self._named_nowhere_else(display))
+        return with_census(self, display, context)
 
-    def _named_nowhere_else(self, display: str) -> frozenset[str]:
+    def named_nowhere_else(self, display: str) -> frozenset[str]:
         """The kernels of ``display`` whose names no other file writes but to define its own."""
         if self._mentions is None:
             names = {name for entry in self.files.values() for name in entry.kernels}

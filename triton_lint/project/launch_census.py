@@ -1,0 +1,112 @@
+"""How many launches of a kernel the other files of the project hold, when every other mention
+of its name is accounted for.
+
+A rule may treat the launches it sees as all the launches only when nothing else can launch
+the kernel: another file that imports it and only launches it (``from .k import kern``, then
+``kern[grid](...)``) or re-exports it (``from .k import kern`` in an ``__init__``) is fine; one
+that names it in a table, a string (``__all__``), a call of the bare function or anything else
+the index does not resolve to a launch of this kernel is not. A file that defines its own
+kernel of the same name (a vendor backend's copy) and never reaches for another's is not a
+mention.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import weakref
+from typing import Any, Protocol
+
+from triton_lint.model.project import ProjectContext
+
+#: A file of the index (`triton_lint.project.index.ProjectFile`, which imports this module).
+ProjectFile = Any
+
+
+class ProjectIndex(Protocol):
+    """What this module reads of `triton_lint.project.index.ProjectIndex`."""
+
+    files: dict[str, ProjectFile]
+
+    def locate_in(self, entry: ProjectFile, dotted: str) -> tuple[ProjectFile, str] | None: ...
+
+    def named_nowhere_else(self, display: str) -> frozenset[str]: ...
+
+
+_LAUNCH = r"\s*\)?\s*\["  # `kern[grid]`, `wrap_triton(kern)[grid]`, as the index reads launches
+
+
+def with_census(index: ProjectIndex, display: str, context: ProjectContext) -> ProjectContext:
+    """``context`` with what the index knows of every mention of ``display``'s kernels: the
+    kernels no other file names and the launch counts."""
+    return dataclasses.replace(
+        context,
+        unreferenced=index.named_nowhere_else(display),
+        launch_counts=launch_counts(index, display),
+    )
+
+
+def launch_counts(index: ProjectIndex, display: str) -> dict[str, int]:
+    """Kernel of ``display`` -> the launches of it in the other files of the project, for the
+    kernels whose every mention in those files is an import of it or such a launch."""
+    counts: dict[str, int] = {}
+    mentions = _mentions(index)
+    for kernel in sorted(index.files[display].kernels):
+        total = 0
+        for entry in mentions.get(kernel, ()):
+            if entry.display == display:
+                continue
+            found = _launches_in(index, entry, display, kernel)
+            if found is None:
+                break
+            total += found
+        else:
+            counts[kernel] = total
+    return counts
+
+
+_MENTIONS: weakref.WeakKeyDictionary[Any, dict[str, list[ProjectFile]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _mentions(index: ProjectIndex) -> dict[str, list[ProjectFile]]:
+    """Kernel name -> the files of the index that write it, found once per index (the files
+    the index reads are all known once it is built)."""
+    if index not in _MENTIONS:
+        names = {name for entry in index.files.values() for name in entry.kernels}
+        found: dict[str, list[ProjectFile]] = {}
+        for entry in index.files.values():
+            for name in entry.words & names:
+                found.setdefault(name, []).append(entry)
+        _MENTIONS[index] = found
+    return _MENTIONS[index]
+
+
+def _launches_in(index: ProjectIndex, entry: ProjectFile, display: str, kernel: str) -> int | None:
+    """The launches of ``display``'s ``kernel`` in ``entry``; None when ``entry`` names it
+    some other way too."""
+    entry.parse()
+    text = entry.text
+    if kernel in entry.kernels and kernel not in entry.imports:
+        if re.search(rf"[.'\"]\s*{re.escape(kernel)}\b", text) is None:
+            return 0  # its own kernel of that name: every bare mention is that one
+        return None
+    aliases = {
+        local
+        for local in entry.imports
+        if _is_kernel(index.locate_in(entry, local), display, kernel)
+    }
+    names = aliases | {kernel}
+    mentions = sum(len(re.findall(rf"\b{re.escape(name)}\b", text)) for name in names)
+    imported = sum(1 if local == kernel else 2 for local in aliases)  # `import kern as k`
+    launches = [
+        dotted
+        for _, dotted in entry.uses(names, _LAUNCH)
+        if _is_kernel(index.locate_in(entry, dotted), display, kernel)
+    ]
+    return len(launches) if mentions == imported + len(launches) else None
+
+
+def _is_kernel(target: tuple[ProjectFile, str] | None, display: str, kernel: str) -> bool:
+    return target is not None and target[0].display == display and target[1] == kernel
