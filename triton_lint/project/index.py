@@ -487,8 +487,13 @@ def _package_of(entry: ProjectFile) -> list[str]:
 
 def _defined_only(entry: ProjectFile) -> set[str]:
     """The kernels ``entry`` defines and never names again (a vendor backend's own copy of a
-    helper): such a file does not refer to another file's kernel of that name."""
+    helper): such a file does not refer to another file's kernel of that name. Kept in the
+    store by content digest: a warm run does not count the words of unchanged files again."""
     if not entry.kernels:
         return set()
-    counts = Counter(word for word in _WORD.findall(entry.text) if word in entry.kernels)
-    return {k for k in entry.kernels if counts[k] <= 1}
+
+    def written_once() -> str:
+        counts = Counter(word for word in _WORD.findall(entry.text) if word in entry.kernels)
+        return " ".join(sorted(k for k in entry.kernels if counts[k] <= 1))
+
+    return set(entry._stored(f"once:{entry.digest}", written_once).split())

@@ -15,6 +15,8 @@ from __future__ import annotations
 import dataclasses
 import re
 import weakref
+from collections import Counter
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from triton_lint.model.project import ProjectContext
@@ -89,24 +91,66 @@ def _launches_in(index: ProjectIndex, entry: ProjectFile, display: str, kernel: 
     entry.parse()
     text = entry.text
     if kernel in entry.kernels and kernel not in entry.imports:
-        if re.search(rf"[.'\"]\s*{re.escape(kernel)}\b", text) is None:
+        if kernel not in _marked_words(index, entry):
             return 0  # its own kernel of that name: every bare mention is that one
         return None
+    located = _located(index)
     aliases = {
-        local
-        for local in entry.imports
-        if _is_kernel(index.locate_in(entry, local), display, kernel)
+        local for local in entry.imports if _is_kernel(located(entry, local), display, kernel)
     }
     names = aliases | {kernel}
-    mentions = sum(len(re.findall(rf"\b{re.escape(name)}\b", text)) for name in names)
     imported = sum(1 if local == kernel else 2 for local in aliases)  # `import kern as k`
     launches = [
         dotted
         for _, dotted in entry.uses(names, _LAUNCH)
-        if _is_kernel(index.locate_in(entry, dotted), display, kernel)
+        if _is_kernel(located(entry, dotted), display, kernel)
     ]
-    return len(launches) if mentions == imported + len(launches) else None
+    expected = imported + len(launches)
+    # the substrings bound the whole words (at C speed); the words are counted when they differ
+    if sum(text.count(name) for name in names) != expected:
+        words = _word_counts(index, entry)
+        if sum(words[name] for name in names) != expected:
+            return None
+    return len(launches)
+
+
+_LOCATED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Any]] = weakref.WeakKeyDictionary()
+_WORD_COUNTS: weakref.WeakKeyDictionary[Any, dict[str, Counter[str]]] = weakref.WeakKeyDictionary()
+
+
+def _located(index: ProjectIndex) -> Callable[[ProjectFile, str], Any]:
+    """`ProjectIndex.locate_in`, answered once per (file, name) for the census of a run."""
+    memo = _LOCATED.setdefault(index, {})
+
+    def located(entry: ProjectFile, dotted: str) -> Any:
+        key = (entry.display, dotted)
+        if key not in memo:
+            memo[key] = index.locate_in(entry, dotted)
+        return memo[key]
+
+    return located
+
+
+def _word_counts(index: ProjectIndex, entry: ProjectFile) -> Counter[str]:
+    """Each whole word of ``entry`` (what ``\\bname\\b`` matches) with its count, once per file
+    of the run's index."""
+    counts = _WORD_COUNTS.setdefault(index, {})
+    if entry.display not in counts:
+        counts[entry.display] = Counter(re.findall(r"\w+", entry.text))
+    return counts[entry.display]
 
 
 def _is_kernel(target: tuple[ProjectFile, str] | None, display: str, kernel: str) -> bool:
     return target is not None and target[0].display == display and target[1] == kernel
+
+
+_MARKED: weakref.WeakKeyDictionary[Any, dict[str, set[str]]] = weakref.WeakKeyDictionary()
+
+
+def _marked_words(index: ProjectIndex, entry: ProjectFile) -> set[str]:
+    """The words ``entry`` writes right after a ``.`` or a quote (an attribute, a string: what
+    ``[.'"]\\s*name\\b`` finds), once per file of the run's index."""
+    marked = _MARKED.setdefault(index, {})
+    if entry.display not in marked:
+        marked[entry.display] = set(re.findall(r"[.'\"]\s*(\w+)", entry.text))
+    return marked[entry.display]
