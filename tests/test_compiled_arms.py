@@ -10,10 +10,10 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from tests.project_files import project_index
 from triton_lint.engine import lint_text
 from triton_lint.model.compiled_arms import CompiledArms, truth
 from triton_lint.model.evaluate import UNKNOWN
-from triton_lint.project.index import ProjectIndex
 from triton_lint.rules import all_rules
 
 KERNELS = textwrap.dedent(
@@ -41,19 +41,9 @@ LAUNCHER = (
 )
 
 
-def _index(tmp_path: Path, files: dict[str, str]) -> ProjectIndex:
-    entries = []
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        entries.append((name, path, text.encode()))
-    return ProjectIndex(entries)
-
-
 def _lint(tmp_path: Path, files: dict[str, str], kernels: str = KERNELS):
     files = {"pkg/__init__.py": "", "pkg/kernels.py": kernels, **files}
-    index = _index(tmp_path, files)
+    index = project_index(tmp_path, files)
     context = index.context_for("pkg/kernels.py")
     result = lint_text("pkg/kernels.py", kernels, list(all_rules()), "3.9", context)
     assert not result.crashes

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.project_files import project_index
 from triton_lint.docs import example_expectations
 from triton_lint.engine import lint_text
-from triton_lint.project.index import ProjectIndex
 from triton_lint.rules import rules_by_code
 from triton_lint.run import RunOptions, lint_paths
 from triton_lint.selection import Layer
@@ -80,16 +80,6 @@ def test_editing_a_caller_relints_the_kernel_file(tmp_path):
     assert _run([case / "pkg" / "ops.py"], cache) == {("ops.py", 8, "TL209")}
 
 
-def _index(tmp_path: Path, files: dict[str, str]) -> ProjectIndex:
-    entries = []
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        entries.append((name, path, text.encode()))
-    return ProjectIndex(entries)
-
-
 KERNELS = "import triton\n\n@triton.jit\ndef kern(x):\n    pass\n"
 
 
@@ -126,7 +116,7 @@ def test_the_index_resolves_launches_through_imports(tmp_path, launcher, text):
         "src/pkg/kernels.py": KERNELS,
         launcher: text,
     }
-    index = _index(tmp_path, files)
+    index = project_index(tmp_path, files)
     context = index.context_for("src/pkg/kernels.py")
     assert context is not None
     (refs,) = context.kernel_refs.values()
@@ -142,7 +132,7 @@ def test_the_index_follows_callers_two_levels_and_no_further(tmp_path):
         "pkg/b.py": "# triton\nfrom pkg.a import one\ndef two(x):\n    one(x)\n",
         "pkg/c.py": "# triton\nfrom pkg.b import two\ndef three(x):\n    two(x)\n",
     }
-    context = _index(tmp_path, files).context_for("pkg/kernels.py")
+    context = project_index(tmp_path, files).context_for("pkg/kernels.py")
     assert context is not None
     assert set(context.callers) == {("pkg/kernels.py", "op"), ("pkg/a.py", "one")}
     assert set(context.sources) == {"pkg/a.py", "pkg/b.py"}
@@ -155,7 +145,7 @@ def test_a_function_called_from_many_places_has_unknown_callers(tmp_path):
         "pkg/kernels.py": KERNELS + "\ndef op(x):\n    kern[(1,)](x)\n",
         "pkg/a.py": "# triton\nfrom pkg.kernels import op\n" + callers,
     }
-    context = _index(tmp_path, files).context_for("pkg/kernels.py")
+    context = project_index(tmp_path, files).context_for("pkg/kernels.py")
     assert context is not None
     assert ("pkg/kernels.py", "op") in context.unbounded
 
@@ -185,7 +175,7 @@ def test_files_sharing_a_module_name_read_only_themselves(tmp_path):
         "b/kernels.py": own,
         "c/ops.py": "import triton\nfrom kernels import kern\ndef op(x):\n    kern[(1,)](x)\n",
     }
-    index = _index(tmp_path, files)
+    index = project_index(tmp_path, files)
     for display in ("a/kernels.py", "b/kernels.py"):
         assert index.launchers[display] == {(display, "op")}
         context = index.context_for(display)
@@ -225,7 +215,7 @@ def test_the_index_finds_the_launches_of_a_kernel_a_dispatch_helper_returns(tmp_
         "pkg/ops.py": "import triton\nfrom pkg.kernels import kern\n"
         "def pick(n):\n    return kern\ndef op(x, n):\n    k = pick(n)\n    k[(n,)](x)\n",
     }
-    index = _index(tmp_path, files)
+    index = project_index(tmp_path, files)
     assert index.launchers["pkg/kernels.py"] == {("pkg/ops.py", "op")}
     context = index.context_for("pkg/kernels.py")
     assert context is not None
@@ -239,7 +229,7 @@ def test_the_index_finds_the_calls_of_a_dispatch_helper_beside_the_kernels(tmp_p
         "pkg/ops.py": "import triton\nimport pkg.kernels as K\n"
         "def op(x, n):\n    K.pick(n)[(n,)](x)\n",
     }
-    index = _index(tmp_path, files)
+    index = project_index(tmp_path, files)
     assert index.launchers["pkg/kernels.py"] == {("pkg/ops.py", "op")}
     context = index.context_for("pkg/kernels.py")
     assert context is not None

@@ -10,6 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
+from tests.project_files import project_index
 from triton_lint.project import filefacts
 from triton_lint.project.filefacts import import_words
 from triton_lint.project.index import ProjectIndex
@@ -21,16 +22,6 @@ CASES = Path(__file__).resolve().parent.parent / "fixtures" / "project"
 KERNELS = (
     "import triton\n\n@triton.jit\ndef kern(x):\n    pass\n\n\ndef op(x):\n    kern[(1,)](x)\n"
 )
-
-
-def _index(tmp_path: Path, files: dict[str, str]) -> ProjectIndex:
-    entries = []
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        entries.append((name, path, text.encode()))
-    return ProjectIndex(entries)
 
 
 def _run(paths: list[Path], cache: Path) -> set[tuple[str, int, str]]:
@@ -53,7 +44,7 @@ def test_a_plain_file_importing_a_launching_function_is_a_caller(tmp_path):
         "pkg/layer.py": "from pkg.kernels import op\n\ndef forward(x):\n    op(x)\n",
         "pkg/other.py": "from pkg import layer\n\ndef unrelated(x):\n    return x\n",
     }
-    index = _index(tmp_path, files)
+    index = project_index(tmp_path, files)
     assert _callers(index) == {("pkg/kernels.py", "op"): {"pkg/layer.py": ("op",)}}
     assert "pkg/other.py" not in index.files  # imports a caller's module, calls nothing of it
 
@@ -64,7 +55,7 @@ def test_a_plain_file_launching_a_kernel_is_read(tmp_path):
         "pkg/kernels.py": KERNELS,
         "pkg/api.py": "from . import kernels as K\n\ndef run(x):\n    K.kern[(2,)](x)\n",
     }
-    context = _index(tmp_path, files).context_for("pkg/kernels.py")
+    context = project_index(tmp_path, files).context_for("pkg/kernels.py")
     assert context is not None
     assert context.kernel_refs == {"pkg/api.py": {"K.kern": "kern"}}
 
@@ -76,7 +67,7 @@ def test_a_launching_function_re_exported_by_a_plain_init_is_followed(tmp_path):
         "app/__init__.py": "",
         "app/model.py": "import pkg\nfrom pkg import op\n\ndef step(x):\n    op(x)\n",
     }
-    index = _index(tmp_path, files)
+    index = project_index(tmp_path, files)
     assert _callers(index) == {("pkg/kernels.py", "op"): {"app/model.py": ("op",)}}
     assert "pkg/__init__.py" in index.files
 
@@ -92,7 +83,7 @@ def test_plain_files_that_import_other_names_of_a_kernel_module_are_not_read(tmp
         "other/kernels.py": "def op(x):\n    return x\n",
         "other/use.py": "from other.kernels import op\n\ndef f(x):\n    op(x)\n",
     }
-    index = _index(tmp_path, files)
+    index = project_index(tmp_path, files)
     assert _callers(index) == {}
     assert not {"pkg/norm.py", "pkg/note.py", "other/use.py"} & set(index.files)
 

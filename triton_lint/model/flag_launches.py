@@ -15,7 +15,7 @@ import libcst as cst
 
 from triton_lint.model.earlier_tiles import ceil_division
 from triton_lint.model.evaluate import evaluate
-from triton_lint.model.host_tests import equality_sides
+from triton_lint.model.host_tests import conjuncts, equality_sides
 from triton_lint.model.kernel import Kernel, LaunchSite
 from triton_lint.model.names import dotted_name
 
@@ -131,7 +131,7 @@ def _facts(
             continue
         for small in statement.body:
             if isinstance(small, cst.Assert):
-                for test in _conjuncts(small.test):
+                for test in conjuncts(small.test):
                     sides = equality_sides(test)
                     if sides is not None and isinstance(sides[0], cst.Name):
                         asserted[sides[0].value] = evaluate(sides[1])
@@ -142,11 +142,3 @@ def _facts(
             ):
                 assigned[small.targets[0].target.value] = small.value
     return asserted, assigned
-
-
-def _conjuncts(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        yield from _conjuncts(test.left)
-        yield from _conjuncts(test.right)
-    else:
-        yield test

@@ -218,3 +218,12 @@ def _rank_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     ):
         return shape.value
     return None
+
+
+def conjuncts(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The terms of ``a and b and c`` (a test that is not an ``and`` is its own one term)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        yield from conjuncts(test.left)
+        yield from conjuncts(test.right)
+    else:
+        yield test

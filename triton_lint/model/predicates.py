@@ -19,12 +19,13 @@ several statements, a re-export) stays unknown.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import libcst as cst
 
 from triton_lint.model.dispatch import CONSTANTS, reads, substitute
 from triton_lint.model.host import bind_call, function_facts
+from triton_lint.model.host_tests import conjuncts
 from triton_lint.model.kernel import ModuleModel
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_small_statements
@@ -114,7 +115,7 @@ def predicate_tests(
     call directly or through a flag ``function`` binds once (in ``host``, or imported from
     one of ``files``)."""
     found: list[cst.BaseExpression] = []
-    for term in _conjuncts(test):
+    for term in conjuncts(test):
         call: cst.BaseExpression | None = term
         if isinstance(term, cst.Name):
             call = function_facts(host, function)[1].get(term.value)
@@ -148,20 +149,12 @@ def _returned_comparisons(
     bindings = function_facts(home, helper)[0]
     params = {param for param in bound if bindings.get(param) == 1}
     terms: list[cst.BaseExpression] = []
-    for term in _conjuncts(value):
+    for term in conjuncts(value):
         if isinstance(term, cst.Call) and depth < MAX_DEPTH:  # `fits(n) and ...`: one deeper
             terms += _returned_comparisons(home, term, None, depth + 1)
         elif isinstance(term, cst.Comparison):
             terms.append(term)
     return [substitute(term, bound) for term in terms if reads(term) <= params | CONSTANTS]
-
-
-def _conjuncts(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        yield from _conjuncts(test.left)
-        yield from _conjuncts(test.right)
-    else:
-        yield test
 
 
 def _docstring(stmt: cst.BaseStatement) -> bool:
