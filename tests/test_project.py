@@ -18,6 +18,7 @@ import pytest
 from tests.project_files import project_index
 from triton_lint.docs import example_expectations
 from triton_lint.engine import lint_text
+from triton_lint.project.modules import ModuleNames
 from triton_lint.rules import rules_by_code
 from triton_lint.run import RunOptions, lint_paths
 from triton_lint.selection import Layer
@@ -469,3 +470,14 @@ def test_editing_an_imported_predicate_helper_relints_the_kernel_file(tmp_path, 
     linted.clear()
     assert _run([case], cache) == {("kernels.py", 9, "TL104")}
     assert linted == ["kernels.py"]
+
+
+def test_module_names_follow_the_packages_above_each_file(tmp_path):
+    for package in ("src/pkg", "src/pkg/ops"):
+        (tmp_path / package).mkdir(parents=True, exist_ok=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    names = ModuleNames()
+    assert names(tmp_path / "src" / "pkg" / "ops" / "matmul.py") == ("pkg.ops.matmul", False)
+    assert names(tmp_path / "src" / "pkg" / "ops" / "__init__.py") == ("pkg.ops", True)
+    assert names(tmp_path / "src" / "pkg" / "kernels.py") == ("pkg.kernels", False)
+    assert names(tmp_path / "src" / "script.py") == ("script", False)

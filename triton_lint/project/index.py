@@ -43,7 +43,7 @@ from triton_lint.model.project import FunctionKey, ProjectContext
 from triton_lint.project.dormant import DormantFiles, Wanted
 from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.launch_census import with_census
-from triton_lint.project.modules import module_name
+from triton_lint.project.modules import ModuleNames
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
 from triton_lint.source import decode
 
@@ -189,7 +189,7 @@ class ProjectIndex:
         self.by_module: dict[str, ProjectFile] = {}
         self.store = store
         #: files that never name Triton, read once their imports name what the index follows
-        self.dormant = DormantFiles(module_name)
+        self.dormant = DormantFiles(module_name := ModuleNames())
         self._ambiguous: set[str] = set()
         for display, path, data in files:
             facts = self.facts.setdefault(display, FileFacts(data))

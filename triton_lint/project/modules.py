@@ -7,13 +7,24 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def module_name(path: Path) -> tuple[str, bool]:
-    """The dotted module ``path`` is imported as: the directories above it that are packages
+class ModuleNames:
+    """The dotted module each file is imported as: the directories above it that are packages
     (hold an ``__init__.py``), so ``src/pkg/ops.py`` is ``pkg.ops``; and whether it is a
-    package's ``__init__``."""
-    parts = [] if path.name == "__init__.py" else [path.stem]
-    directory = path.parent
-    while (directory / "__init__.py").is_file() and directory.parent != directory:
-        parts.append(directory.name)
-        directory = directory.parent
-    return ".".join(reversed(parts)), path.name == "__init__.py"
+    package's ``__init__``. Which directories are packages is asked once per directory (a
+    stat each) for the files of one index, not once per file."""
+
+    def __init__(self) -> None:
+        self._packages: dict[Path, tuple[str, ...]] = {}
+
+    def __call__(self, path: Path) -> tuple[str, bool]:
+        own = [] if path.name == "__init__.py" else [path.stem]
+        return ".".join([*self._package(path.parent), *own]), path.name == "__init__.py"
+
+    def _package(self, directory: Path) -> tuple[str, ...]:
+        """The dotted parts of ``directory`` as a package (none when it is not one)."""
+        if directory not in self._packages:
+            if (directory / "__init__.py").is_file() and directory.parent != directory:
+                self._packages[directory] = (*self._package(directory.parent), directory.name)
+            else:
+                self._packages[directory] = ()
+        return self._packages[directory]
