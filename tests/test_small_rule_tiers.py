@@ -67,7 +67,4 @@ def test_tl302_a_kernel_rounding_through_bf16_on_purpose_is_information():
 
 
 def test_tl302_loop_accumulators_stay_warnings():
-    assert _tl302("bad_fp16_accumulators.py") == {
-        (line, "warning") for line, _ in _tl302("bad_fp16_accumulators.py")
-    }
-    assert len(_tl302("bad_fp16_accumulators.py")) >= 3
+    assert _tl302("bad_fp16_accumulators.py") == {(12, "warning"), (16, "warning"), (25, "warning")}
