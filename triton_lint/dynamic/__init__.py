@@ -39,20 +39,7 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
-__all__ = [
-    "CODES",
-    "DEFAULT_TIMEOUT",
-    "Device",
-    "DeviceError",
-    "DynamicCode",
-    "confirm",
-    "discover",
-    "resolve_device",
-    "run_file",
-    "run_file_report",
-    "run_paths",
-    "run_paths_report",
-]
+__all__ = sorted([*_EXPORTS, "confirm"])
 
 #: Static codes a dynamic finding on the same line confirms, and the dynamic codes that do:
 #: an out-of-bounds access or a masked-lane read for the mask rules, a real int32 overflow (on

@@ -28,6 +28,7 @@ from triton_lint.model.call_path import path_to
 from triton_lint.model.dispatch import exit_test
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import bind_call, function_facts
+from triton_lint.model.host_tests import conjuncts
 from triton_lint.model.kernel import ModuleModel
 from triton_lint.model.launches import calls_of
 from triton_lint.model.names import dotted_name
@@ -118,7 +119,9 @@ class CallerIndex:
         facts = CallerFacts()
         for tests, out in ((holding, facts.holding), (guards, facts.guards)):
             split = out is facts.holding  # a conjunct of a guard's raise test is no guard
-            for test in (part for whole in tests for part in _conjuncts(whole, split)):
+            for test in (
+                part for whole in tests for part in (conjuncts(whole) if split else [whole])
+            ):
                 translated = _translate(test, by_code, host)
                 if translated is not None and free_names(translated) <= params | _ALLOWED_FREE:
                     out.append(translated)
@@ -384,14 +387,6 @@ def _helper_checks(host: ModuleModel, small: cst.CSTNode) -> Iterator[cst.BaseEx
         for test in tests:
             if free_names(test) <= set(by_code) | _ALLOWED_FREE:
                 yield _substitute(test, by_code)
-
-
-def _conjuncts(test: cst.BaseExpression, split: bool) -> list[cst.BaseExpression]:
-    """The operands of a holding ``a and b``: each holds, and may read only the callee's
-    parameters where the whole does not."""
-    if split and isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return [*_conjuncts(test.left, split), *_conjuncts(test.right, split)]
-    return [test]
 
 
 def _translate(

@@ -42,7 +42,7 @@ from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
 from triton_lint.project.dormant import DormantFiles, Wanted
 from triton_lint.project.filefacts import FileFacts
-from triton_lint.project.launch_census import with_census
+from triton_lint.project.launch_census import LAUNCH, with_census
 from triton_lint.project.modules import ModuleNames
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
 from triton_lint.source import decode
@@ -53,7 +53,6 @@ Files = Iterable[tuple[str, Path, bytes]]
 Facts = dict[str, FileFacts]
 #: Names too common to search callers by: every class has them.
 _WORD = re.compile(r"[A-Za-z_]\w*")
-_LAUNCH = r"\s*\)?\s*\["  # `kern[grid]`, `wrap_triton(kern)[grid]`
 _CALL = r"\s*\("
 _LINE_END = r"[ \t]*(?:#[^\n]*)?(?:\r?\n|$)"  # `return kern`: a dispatch helper's return
 _UNSEARCHED = {"__init__", "__call__", "forward", "backward", "apply", "run", "main"}
@@ -275,7 +274,7 @@ class ProjectIndex:
     def _record_launches(self, entry: ProjectFile, names: set[str]) -> None:
         entry.parse()
         local = names | {n for n, target in entry.imports.items() if target.split(".")[-1] in names}
-        for function, dotted in entry.uses(local, _LAUNCH):
+        for function, dotted in entry.uses(local, LAUNCH):
             target = self.locate_in(entry, dotted)
             if target is None or target[1] not in target[0].kernels:
                 continue

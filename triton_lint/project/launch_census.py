@@ -35,7 +35,9 @@ class ProjectIndex(Protocol):
     def named_nowhere_else(self, display: str) -> frozenset[str]: ...
 
 
-_LAUNCH = r"\s*\)?\s*\["  # `kern[grid]`, `wrap_triton(kern)[grid]`, as the index reads launches
+#: What follows a kernel's name at a launch, `kern[grid]` or `wrap_triton(kern)[grid]` (the
+#: index reads launches by it too)
+LAUNCH = r"\s*\)?\s*\["
 
 
 def with_census(index: ProjectIndex, display: str, context: ProjectContext) -> ProjectContext:
@@ -102,7 +104,7 @@ def _launches_in(index: ProjectIndex, entry: ProjectFile, display: str, kernel: 
     imported = sum(1 if local == kernel else 2 for local in aliases)  # `import kern as k`
     launches = [
         dotted
-        for _, dotted in entry.uses(names, _LAUNCH)
+        for _, dotted in entry.uses(names, LAUNCH)
         if _is_kernel(located(entry, dotted), display, kernel)
     ]
     expected = imported + len(launches)

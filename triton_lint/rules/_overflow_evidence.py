@@ -198,9 +198,6 @@ def numel_below(test: cst.BaseExpression, tensor: str) -> bool:
         isinstance(left, cst.Call) and not left.args and dotted_name(left.func) == f"{tensor}.numel"
     )
     limit = evaluate(right)
-    if not numel or not isinstance(limit, int) or limit is UNKNOWN:
-        return False
+    ordered = cst.LessThan | cst.LessThanEqual | cst.GreaterThan | cst.GreaterThanEqual
     # offsets stay below numel, so `numel <= 2**31` keeps them within int32
-    if isinstance(operator, cst.LessThan | cst.GreaterThan):
-        return limit <= 2**31
-    return isinstance(operator, cst.LessThanEqual | cst.GreaterThanEqual) and limit <= 2**31
+    return numel and isinstance(limit, int) and isinstance(operator, ordered) and limit <= 2**31
