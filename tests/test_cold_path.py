@@ -67,6 +67,43 @@ def test_block_paths_give_the_statements_on_the_way_to_each_call():
     assert "register" not in paths and "default" not in paths
 
 
+DEEP = """\
+def launch(x):
+    a = prep(x)
+    while a:
+        b = step(a)
+        with ctx(b):
+            if b:
+                deep(a, b)
+            c = after(b)
+    return end(a)
+"""
+
+
+def test_block_paths_follow_nested_blocks_and_share_one_way_per_statement():
+    function = cst.parse_module(DEEP).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    paths = block_paths(function)
+    calls = {
+        node.func.value: node
+        for node in iter_nodes(function)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+    }
+    body = function.body.body
+    loop = body[1]
+    with_stmt = loop.body.body[1]
+    assert paths[id(calls["prep"])] == ()
+    assert paths[id(calls["step"])] == ((body[0], False), (loop, True))
+    # the `with` items run before its body: their way ends before the statement
+    assert paths[id(calls["ctx"])] == (*paths[id(calls["step"])], (loop.body.body[0], False))
+    in_with = (*paths[id(calls["ctx"])], (with_stmt, True))
+    assert paths[id(calls["deep"])] == (*in_with, (with_stmt.body.body[0], True))
+    assert paths[id(calls["after"])] == (*in_with, (with_stmt.body.body[0], False))
+    assert paths[id(calls["end"])] == ((body[0], False), (loop, False))
+    assert len(paths) == len(calls) == 6
+    assert paths[id(calls["prep"])] is paths.get(id(calls["prep"]))  # built once, then kept
+
+
 def test_parse_module_gives_libcst_s_tree_and_leaves_validation_on():
     module = parse_module(SOURCE)
     assert module.code == SOURCE

@@ -7,7 +7,7 @@ than parsing on large kernels. Reading the dataclass fields directly is several 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -203,23 +203,54 @@ class Worklist:
 #: A statement on the way to a call: run before it (False), or holding it in its body (True).
 PathStep = tuple[cst.BaseStatement, bool]
 _ENTERED = (cst.If, cst.For, cst.While, cst.With, cst.Try)
+#: A way as a linked list, last step first: ``(way before it, step)``, ``None`` for no step.
+_Link = tuple["_Link", PathStep] | None
 
 
-def block_paths(function: cst.FunctionDef) -> dict[int, tuple[PathStep, ...]]:
+class BlockPaths(Mapping[int, tuple[PathStep, ...]]):
+    """Each call's way (see `block_paths`), by the call's id. Ways are kept as linked steps that
+    share their common start, and a call's tuple is built when it is first read: a tuple per
+    statement of a block copied every statement before it, quadratic in a long caller."""
+
+    def __init__(self, links: dict[int, _Link]) -> None:
+        self._links = links
+        self._built: dict[int, tuple[PathStep, ...]] = {}
+
+    def __getitem__(self, call_id: int) -> tuple[PathStep, ...]:
+        link = self._links[call_id]
+        built = self._built.get(id(link))
+        if built is None:
+            steps: list[PathStep] = []
+            rest = link
+            while rest is not None:
+                rest, step = rest
+                steps.append(step)
+            built = self._built[id(link)] = tuple(reversed(steps))
+        return built
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._links)
+
+    def __len__(self) -> int:
+        return len(self._links)
+
+
+def block_paths(function: cst.FunctionDef) -> BlockPaths:
     """For each call under ``function``, by id, the statements on the way to it: in each block
     from the function's body inwards, ``(stmt, False)`` for the statements before the one that
     holds the call, then ``(stmt, True)`` where that one is an ``if``/``for``/``while``/``with``/
     ``try`` whose body holds it (the way goes on in that body), else the way ends there. One
-    walk of the function that every call's caller facts read (`triton_lint.model.callers`):
-    a walk per call and per fact was quadratic in a long caller's statements."""
-    paths: dict[int, tuple[PathStep, ...]] = {}
+    walk of the function, linear in its nodes, that every call's caller facts read
+    (`triton_lint.model.callers`): a walk per call and per fact was quadratic in a long caller's
+    statements."""
+    links: dict[int, _Link] = {}
 
-    def record(node: cst.CSTNode, path: tuple[PathStep, ...]) -> None:
+    def record(node: cst.CSTNode, link: _Link) -> None:
         for found in iter_nodes(node):
             if type(found) is cst.Call:
-                paths[id(found)] = path
+                links[id(found)] = link
 
-    pending: list[tuple[cst.BaseSuite, tuple[PathStep, ...]]] = [(function.body, ())]
+    pending: list[tuple[cst.BaseSuite, _Link]] = [(function.body, None)]
     while pending:
         block, before = pending.pop()
         if not isinstance(block, cst.IndentedBlock):
@@ -227,7 +258,7 @@ def block_paths(function: cst.FunctionDef) -> dict[int, tuple[PathStep, ...]]:
         for stmt in block.body:
             if isinstance(stmt, _ENTERED):
                 inner = stmt.body
-                path = (*before, (stmt, True))
+                path: _Link = (before, (stmt, True))
                 if isinstance(inner, cst.IndentedBlock):
                     pending.append((inner, path))
                 else:
@@ -237,5 +268,5 @@ def block_paths(function: cst.FunctionDef) -> dict[int, tuple[PathStep, ...]]:
                         record(child, before)
             else:
                 record(stmt, before)
-            before = (*before, (stmt, False))
-    return paths
+            before = (before, (stmt, False))
+    return BlockPaths(links)
