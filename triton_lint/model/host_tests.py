@@ -91,22 +91,24 @@ def _zero_remainders(
     test: cst.BaseExpression,
 ) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
     """``(a, b)`` for every conjunct ``a % b == 0`` or ``not a % b`` of ``test``."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        return [*_zero_remainders(test.left), *_zero_remainders(test.right)]
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        remainder = test.expression
-    elif (
-        isinstance(test, cst.Comparison)
-        and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.Equal)
-        and evaluate(test.comparisons[0].comparator) == 0
-    ):
-        remainder = test.left
-    else:
-        return []
-    if isinstance(remainder, cst.BinaryOperation) and isinstance(remainder.operator, cst.Modulo):
-        return [(remainder.left, remainder.right)]
-    return []
+    found = []
+    for term in conjuncts(test):
+        if isinstance(term, cst.UnaryOperation) and isinstance(term.operator, cst.Not):
+            remainder = term.expression
+        elif (
+            isinstance(term, cst.Comparison)
+            and len(term.comparisons) == 1
+            and isinstance(term.comparisons[0].operator, cst.Equal)
+            and evaluate(term.comparisons[0].comparator) == 0
+        ):
+            remainder = term.left
+        else:
+            continue
+        if isinstance(remainder, cst.BinaryOperation) and isinstance(
+            remainder.operator, cst.Modulo
+        ):
+            found.append((remainder.left, remainder.right))
+    return found
 
 
 def literal_range(
@@ -145,14 +147,12 @@ def _comparisons(
     test: cst.BaseExpression,
 ) -> Iterator[tuple[cst.BaseExpression, cst.BaseCompOp, cst.BaseExpression]]:
     """Each ``a op b`` of the conjuncts of ``test``, chains split (``2 <= m <= 8``)."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        yield from _comparisons(test.left)
-        yield from _comparisons(test.right)
-    elif isinstance(test, cst.Comparison):
-        left = test.left
-        for target in test.comparisons:
-            yield left, target.operator, target.comparator
-            left = target.comparator
+    for term in conjuncts(test):
+        if isinstance(term, cst.Comparison):
+            left = term.left
+            for target in term.comparisons:
+                yield left, target.operator, target.comparator
+                left = target.comparator
 
 
 def is_last_dimension(site: LaunchSite, value: cst.BaseExpression) -> bool:
@@ -188,18 +188,15 @@ def equality_sides(
 
 def _ranks(test: cst.BaseExpression) -> Iterator[tuple[str, object]]:
     """``(x, k)`` for every conjunct of ``test`` that says tensor ``x`` has ``k`` dimensions."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        yield from _ranks(test.left)
-        yield from _ranks(test.right)
-        return
-    sides = equality_sides(test)
-    if sides is None:
-        return
-    left, right = sides
-    for side, other in ((left, right), (right, left)):
-        tensor = _rank_of(side)
-        if tensor is not None:
-            yield _CODE.code_for_node(tensor), evaluate(other)
+    for term in conjuncts(test):
+        sides = equality_sides(term)
+        if sides is None:
+            continue
+        left, right = sides
+        for side, other in ((left, right), (right, left)):
+            tensor = _rank_of(side)
+            if tensor is not None:
+                yield _CODE.code_for_node(tensor), evaluate(other)
 
 
 def _rank_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
