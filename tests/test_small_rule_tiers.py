@@ -66,5 +66,30 @@ def test_tl302_a_kernel_rounding_through_bf16_on_purpose_is_information():
     assert _tl302("bad_emulated_half_reference.py") == {(15, "info"), (26, "warning")}
 
 
+OTHER_HALF_ROUND_TRIP = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rmsnorm(X, Y, dim: tl.constexpr, eps, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < dim, other=0.0)
+    ms = tl.sum((x * x).to(tl.bfloat16), axis=0) / dim
+    rstd = tl.rsqrt((ms + eps).to(tl.float16).to(tl.float32))
+    tl.store(Y + offs, x * rstd, mask=offs < dim)
+"""
+
+
+def test_tl302_a_round_trip_through_another_half_type_keeps_the_warning():
+    """The round trip must be through the sum's own half type: fp16 says nothing of a bf16 sum."""
+    rule = rules_by_code()["TL302"]
+    result = lint_text("k.py", OTHER_HALF_ROUND_TRIP, [rule], "3.9")
+    assert {(f.line, f.severity.value) for f in result.findings} == {(9, "warning")}
+    emulated = OTHER_HALF_ROUND_TRIP.replace("tl.float16).to", "tl.bfloat16).to")
+    result = lint_text("k.py", emulated, [rule], "3.9")
+    assert {(f.line, f.severity.value) for f in result.findings} == {(9, "info")}
+
+
 def test_tl302_loop_accumulators_stay_warnings():
     assert _tl302("bad_fp16_accumulators.py") == {(12, "warning"), (16, "warning"), (25, "warning")}

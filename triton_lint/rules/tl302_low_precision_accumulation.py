@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -76,8 +76,8 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
-        for finding in self._findings(kernel):
-            emulated = _emulated(kernel, finding.message)
+        for finding, half in self._findings(kernel):
+            emulated = _emulated(kernel, half)
             if emulated is not None:
                 finding.severity = Severity.INFO
                 finding.message += (
@@ -86,7 +86,8 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
                 )
             yield finding
 
-    def _findings(self, kernel: Kernel) -> Iterator[Finding]:
+    def _findings(self, kernel: Kernel) -> Iterator[tuple[Finding, _Half]]:
+        """Each finding with the half type its sum runs in."""
         for site in kernel.calls:
             short = tl_short(kernel, site.node)
             if short in ("zeros", "full") and site.tl_name is not None:
@@ -95,7 +96,7 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
                 dtype = is_low_precision(kernel, _kwarg(site.node, "out_dtype"))
                 if dtype is not None:
                     running = _accumulating_dot(kernel, site.node)
-                    yield self.finding(
+                    finding = self.finding(
                         kernel,
                         site.node,
                         f"`tl.dot` accumulates in {dtype} (`out_dtype=tl.{dtype}`): the sum over "
@@ -103,36 +104,41 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
                         + ("" if running else _ONE_TILE),
                         severity=None if running else Severity.INFO,
                     )
+                    yield finding, _Half(dtype, dtype)
         for reduction in reductions(kernel):
             if reduction.op not in ("sum", "cumsum", "xor_sum"):
                 continue
-            dtype = self._cast_to_low(kernel, reduction.operands[0])
-            if dtype is not None:
-                yield self.finding(
+            half = self._cast_to_low(kernel, reduction.operands[0])
+            if half is not None:
+                finding = self.finding(
                     kernel,
                     reduction.call,
-                    f"`tl.{reduction.op}` over values cast to {dtype}: the sum is computed in "
-                    "that type and loses precision; reduce in fp32 and cast the result",
+                    f"`tl.{reduction.op}` over values cast to {half.text}: the sum is computed "
+                    "in that type and loses precision; reduce in fp32 and cast the result",
                 )
+                yield finding, half
 
-    def _accumulator(self, kernel: Kernel, call: cst.Call, short: str) -> Iterator[Finding]:
+    def _accumulator(
+        self, kernel: Kernel, call: cst.Call, short: str
+    ) -> Iterator[tuple[Finding, _Half]]:
         positional = [a.value for a in call.args if a.keyword is None]
         dtype_expr = _kwarg(call, "dtype")
         if dtype_expr is None:
             index = 1 if short == "zeros" else 2
             dtype_expr = positional[index] if len(positional) > index else None
         parent = kernel.facts(Structure).parent(call)
-        dtype = is_low_precision(kernel, dtype_expr)
-        if dtype is None and dtype_expr is not None and not kernel.facts(Structure).in_loop(parent):
+        literal = is_low_precision(kernel, dtype_expr)
+        half = None if literal is None else _Half(literal, literal)
+        if half is None and dtype_expr is not None and not kernel.facts(Structure).in_loop(parent):
             # The input's own element type: half precision whenever the input is. Only a
             # running sum across iterations is reported; a max or min in that type is exact.
             value = _dtype_value(kernel, dtype_expr)
             if _input_element_type(kernel, value):
-                dtype = _half_kind(kernel, value)
+                half = _half_kind(kernel, value)
             additive_only = True
         else:
             additive_only = False
-        if dtype is None:
+        if half is None:
             return
         target = None
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
@@ -147,17 +153,18 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
                 and not (additive_only and _unrolled(kernel, definition.node))
                 and _carries(kernel, definition, parent)
             ):
-                yield self.finding(
+                finding = self.finding(
                     kernel,
                     call,
-                    f"accumulator `{target.value}` is {dtype} and is updated in a loop: each "
+                    f"accumulator `{target.value}` is {half.text} and is updated in a loop: each "
                     "addition rounds to that type; accumulate in `tl.float32` and cast at the "
                     "store",
                 )
+                yield finding, half
                 return
 
     @staticmethod
-    def _cast_to_low(kernel: Kernel, expr: cst.BaseExpression) -> str | None:
+    def _cast_to_low(kernel: Kernel, expr: cst.BaseExpression) -> _Half | None:
         """The half-precision type ``expr`` is computed in when every definition of it is a
         cast to one, or a product with such a cast and no fp32 factor; None otherwise."""
         values: list[cst.BaseExpression] = [expr]
@@ -171,7 +178,17 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
         return found
 
 
-def _low_precision_of(kernel: Kernel, value: cst.BaseExpression) -> str | None:
+@dataclass(frozen=True)
+class _Half:
+    """The half-precision type a reported sum runs in: ``text`` names it in the message,
+    ``literal`` is ``float16``/``bfloat16`` for a literal dtype and None for the input's own
+    element type (which a round trip through a literal half type does not pin down)."""
+
+    text: str
+    literal: str | None
+
+
+def _low_precision_of(kernel: Kernel, value: cst.BaseExpression) -> _Half | None:
     """``float16``/``bfloat16`` for a cast to that type; ``the input element type (`D`)`` for
     a cast to a tensor's own element type (half precision whenever the input is), and a
     product takes the type of its cast factor unless another factor is cast wider."""
@@ -186,13 +203,15 @@ def _low_precision_of(kernel: Kernel, value: cst.BaseExpression) -> str | None:
     return None if parts is None else _half_kind(kernel, parts[1])
 
 
-def _half_kind(kernel: Kernel, dtype: cst.BaseExpression) -> str | None:
+def _half_kind(kernel: Kernel, dtype: cst.BaseExpression) -> _Half | None:
     literal = is_low_precision(kernel, dtype)
     if literal is not None:
-        return literal
+        return _Half(literal, literal)
     if _is_element_type(kernel, dtype):
         code = kernel.module.module.code_for_node(dtype)
-        return f"the input's element type (`{code}`, half precision for fp16/bf16 inputs)"
+        return _Half(
+            f"the input's element type (`{code}`, half precision for fp16/bf16 inputs)", None
+        )
     return None
 
 
@@ -277,17 +296,19 @@ def _accumulating_dot(kernel: Kernel, dot: cst.Call) -> bool:
     return False
 
 
-def _emulated(kernel: Kernel, message: str) -> str | None:
-    """A round trip through the finding's half type (``x.to(tl.bfloat16).to(tl.float32)``)
+def _emulated(kernel: Kernel, half: _Half) -> str | None:
+    """A round trip through the finding's literal half type (``x.to(tl.bfloat16).to(tl.float32)``)
     in the kernel: it rounds to that type on purpose, to match a half-precision reference,
     and accumulating wider would break the match. Returns the round trip's text."""
+    if half.literal is None:
+        return None
     for site in kernel.calls:
         outer = cast_parts(kernel, site.node)
         if outer is None or not _is_wide_float(kernel, outer[1]):
             continue
         inner = cast_parts(kernel, outer[0])
         dtype = None if inner is None else is_low_precision(kernel, inner[1])
-        if dtype is not None and re.search(rf"\b{dtype}\b", message):
+        if dtype is not None and dtype == half.literal:
             return kernel.code(site.node)
     return None
 
