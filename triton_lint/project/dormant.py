@@ -22,7 +22,8 @@ from triton_lint.project.filefacts import FileFacts
 
 #: The modules wanted -> the names wanted from each (kernels, launching functions).
 Wanted = dict[str, set[str]]
-#: A path -> (its dotted module, whether it is a package's ``__init__``).
+#: A path -> (its dotted module, whether it is a package's ``__init__``): the index's
+#: `ModuleNames`, which keeps the work (a stat per directory) once per directory.
 ModuleOf = Callable[[Path], tuple[str, bool]]
 
 
@@ -35,7 +36,6 @@ class DormantFiles:
         self._by_tail: dict[str, list[str]] = {}
         self._facts: dict[str, FileFacts] = {}
         self._words: dict[str, set[str]] = {}
-        self._modules: dict[str, tuple[str, bool]] = {}
         self._statements: dict[str, list[tuple[str, str]]] = {}
 
     def add(self, display: str, path: Path, data: bytes, facts: FileFacts) -> None:
@@ -83,9 +83,7 @@ class DormantFiles:
         return ".".join([*anchor, rest] if rest else anchor)
 
     def module_of_file(self, display: str) -> tuple[str, bool]:
-        if display not in self._modules:
-            self._modules[display] = self.module_of(self.files[display][0])
-        return self._modules[display]
+        return self.module_of(self.files[display][0])
 
     def named(self, module: str) -> str | None:
         """The dormant file imported as ``module`` (its last component: the file's stem, or
