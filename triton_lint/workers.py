@@ -52,6 +52,9 @@ def _rules(codes: tuple[str, ...]) -> list[Rule]:
 #: Set by a process that ends once its run is reported (the console entry, `__main__`): the
 #: last file it lints itself leaves its model to the exit, frozen rather than collected (the
 #: collection of a kernel file's model is a fiftieth of a warm run that lints one file).
+#: A fact of the process, not an option of a run: the entry sets it before the command line
+#: exists, worker processes import this module afresh and keep it False, and library callers
+#: (the language server, tests) that go on running never set it.
 LAST_MODEL_LEFT_TO_EXIT = False
 
 
