@@ -11,6 +11,7 @@ from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import TL, dotted_name
 from triton_lint.model.provenance import Prov, Provenance, is_wide_dtype
+from triton_lint.model.tree import keyword_arg
 
 _CAST_METHODS = {"to", "cast"}
 
@@ -27,14 +28,6 @@ def tl_short(kernel: Kernel, call: cst.Call) -> str | None:
         text = dotted_name(call.func.value)
         if text is not None and "libdevice" in text:
             return call.func.attr.value
-    return None
-
-
-def keyword_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    """The value of ``name=...`` in ``call``, or None."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
     return None
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from triton_lint.model.calls import is_opaque, keyword_arg, tl_short
+from triton_lint.model.calls import is_opaque, tl_short
 from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.earlier_tiles import earlier_tiles_only
 from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
@@ -35,6 +35,7 @@ from triton_lint.model.masks import Masks
 from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reductions import REDUCTIONS
 from triton_lint.model.structure import Structure
+from triton_lint.model.tree import keyword_arg
 
 _SPACE = re.compile(r"\s+")
 _CASTS = {"to", "cast"}

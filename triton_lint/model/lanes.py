@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from triton_lint.model.calls import keyword_arg, tl_short
+from triton_lint.model.calls import tl_short
 from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.evaluate import evaluate
 from triton_lint.model.kernel import Definition, Kernel, MemoryAccess
@@ -34,6 +34,7 @@ from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.reductions import REDUCTIONS
 from triton_lint.model.signs import loads_non_negative_buffer
+from triton_lint.model.tree import keyword_arg
 
 _EXP = {"exp", "exp2", "fast_expf", "expf"}
 #: Provenance of a value that differs from lane to lane.

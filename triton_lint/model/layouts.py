@@ -8,13 +8,14 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from triton_lint.model.calls import keyword_arg, tl_short
+from triton_lint.model.calls import tl_short
 from triton_lint.model.evaluate import evaluate
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.lane_values import LaneMemo, join_lanes
 from triton_lint.model.masks import Masks
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.reductions import REDUCTIONS
+from triton_lint.model.tree import keyword_arg
 
 
 class Layouts:

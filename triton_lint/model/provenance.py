@@ -16,7 +16,7 @@ import libcst as cst
 from triton_lint.model.kernel import Definition, Kernel
 from triton_lint.model.names import TL
 from triton_lint.model.reaching import Reaching
-from triton_lint.model.tree import iter_nodes
+from triton_lint.model.tree import iter_nodes, keyword_arg
 
 
 class Prov(enum.Flag):
@@ -305,7 +305,7 @@ class Provenance:
         if short in ("make_tensor_descriptor", "load_tensor_descriptor"):
             return Prov.DESCRIPTOR
         if short == "cast":
-            dtype = node.args[1].value if len(node.args) > 1 else _keyword(node, "dtype")
+            dtype = node.args[1].value if len(node.args) > 1 else keyword_arg(node, "dtype")
             flags = self.of(args[0]) if args else Prov.NONE
             if dtype is not None and is_wide_dtype(self._kernel.module.aliases.resolve(dtype)):
                 flags |= Prov.WIDENED
@@ -318,7 +318,7 @@ class Provenance:
             return self.of(args[1]) | self.of(args[2]) | Prov.TENSOR
         if short in _CONSTEXPR_FUNCS:
             return self._union(args)
-        if short in _FULL_REDUCTIONS and _keyword(node, "axis") is None and len(args) < 2:
+        if short in _FULL_REDUCTIONS and keyword_arg(node, "axis") is None and len(args) < 2:
             # reducing every axis leaves a scalar: no lanes remain to run past the end
             return (self._union(args) & ~(Prov.ARANGE | Prov.WRAPPED)) | Prov.TENSOR
         if short in ("zeros", "full", "zeros_like", "full_like", "empty"):
@@ -331,7 +331,7 @@ class Provenance:
         receiver = self.of(func.value)
         method = func.attr.value
         if method in ("to", "cast"):
-            dtype = args[0] if args else _keyword(node, "dtype")
+            dtype = args[0] if args else keyword_arg(node, "dtype")
             if dtype is not None and is_wide_dtype(self._kernel.module.aliases.resolve(dtype)):
                 return receiver | Prov.WIDENED
             return receiver
@@ -343,10 +343,3 @@ class Provenance:
 def _wrapped(flags: Prov) -> Prov:
     """Lanes reduced modulo a size (or clamped) can no longer run past the end."""
     return (flags & ~Prov.ARANGE) | Prov.WRAPPED
-
-
-def _keyword(node: cst.Call, name: str) -> cst.BaseExpression | None:
-    for arg in node.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    return None

@@ -8,11 +8,12 @@ from typing import Any
 
 import libcst as cst
 
-from triton_lint.model.calls import keyword_arg, tl_short
+from triton_lint.model.calls import tl_short
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.kernel import Kernel
 from triton_lint.model.lane_values import LANE_VALUES
 from triton_lint.model.provenance import Prov, Provenance
+from triton_lint.model.tree import keyword_arg
 
 REDUCTIONS = {
     "sum": "sum",

@@ -178,6 +178,14 @@ def iter_small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmall
                 pending.extend(reversed(block.body))
 
 
+def keyword_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The value of ``name=...`` in ``call``, or None."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
 class Worklist:
     """Nodes to visit once each (by identity), last added first: the loop of every walk that
     follows values through definitions (``for node in work: ... work.extend(...)``)."""

@@ -14,7 +14,7 @@ from triton_lint.model.pointers import pointer_bases
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.reductions import reductions
 from triton_lint.model.structure import Structure
-from triton_lint.model.tree import iter_nodes
+from triton_lint.model.tree import iter_nodes, keyword_arg
 from triton_lint.rules.base import Rule
 
 
@@ -93,7 +93,7 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
             if short in ("zeros", "full") and site.tl_name is not None:
                 yield from self._accumulator(kernel, site.node, short)
             elif short == "dot" and site.tl_name is not None:
-                dtype = is_low_precision(kernel, _kwarg(site.node, "out_dtype"))
+                dtype = is_low_precision(kernel, keyword_arg(site.node, "out_dtype"))
                 if dtype is not None:
                     running = _accumulating_dot(kernel, site.node)
                     finding = self.finding(
@@ -122,7 +122,7 @@ def matmul(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
         self, kernel: Kernel, call: cst.Call, short: str
     ) -> Iterator[tuple[Finding, _Half]]:
         positional = [a.value for a in call.args if a.keyword is None]
-        dtype_expr = _kwarg(call, "dtype")
+        dtype_expr = keyword_arg(call, "dtype")
         if dtype_expr is None:
             index = 1 if short == "zeros" else 2
             dtype_expr = positional[index] if len(positional) > index else None
@@ -264,7 +264,7 @@ def _accumulating_dot(kernel: Kernel, dot: cst.Call) -> bool:
     (``tl.dot(a, b, acc)``), its result is added to one (``acc += tl.dot(...)``, ``acc = acc +
     tl.dot(...)``), or another dot takes its result as the accumulator."""
     positional = [a.value for a in dot.args if a.keyword is None]
-    if len(positional) > 2 or _kwarg(dot, "acc") is not None:
+    if len(positional) > 2 or keyword_arg(dot, "acc") is not None:
         return True
     statement = next(
         (
@@ -290,7 +290,7 @@ def _accumulating_dot(kernel: Kernel, dot: cst.Call) -> bool:
         if site.node is dot or tl_short(kernel, site.node) != "dot":
             continue
         args = [a.value for a in site.node.args if a.keyword is None][2:3]
-        args += [a for a in (_kwarg(site.node, "acc"),) if a is not None]
+        args += [a for a in (keyword_arg(site.node, "acc"),) if a is not None]
         if any(isinstance(a, cst.Name) and a.value == target.value for a in args):
             return True
     return False
@@ -372,10 +372,3 @@ def _dtype_value(kernel: Kernel, dtype: cst.BaseExpression) -> cst.BaseExpressio
 def _is_wide_float(kernel: Kernel, dtype: cst.BaseExpression) -> bool:
     path = kernel.module.aliases.resolve(dtype) or ""
     return path.rsplit(".", 1)[-1] in ("float32", "float64", "fp32", "fp64")
-
-
-def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    return None
