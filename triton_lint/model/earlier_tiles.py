@@ -105,13 +105,20 @@ def _own_tile_bound(kernel: Kernel, loop: cst.For) -> tuple[object, str] | None:
 
 def _is_program_id(kernel: Kernel, expr: cst.BaseExpression) -> bool:
     """``tl.program_id(a)`` itself (cast or not), directly or through a name set once."""
-    expr = _uncast(expr)
-    if isinstance(expr, cst.Name):
-        definitions = kernel.definitions.get(expr.value, [])
-        if len(definitions) != 1 or definitions[0].value is None:
-            return False
-        expr = _uncast(definitions[0].value)
-    return isinstance(expr, cst.Call) and tl_short(kernel, expr) == "program_id"
+    value = _set_once(kernel, _uncast(expr))
+    if value is None:
+        return False
+    value = _uncast(value)
+    return isinstance(value, cst.Call) and tl_short(kernel, value) == "program_id"
+
+
+def _set_once(kernel: Kernel, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``expr``, or for a name the value of its one definition; None for a name defined
+    more than once or by a definition the model records no value for."""
+    if not isinstance(expr, cst.Name):
+        return expr
+    definitions = kernel.definitions.get(expr.value, [])
+    return definitions[0].value if len(definitions) == 1 else None
 
 
 def _shifted_lanes(kernel: Kernel, access: MemoryAccess, var: str, tile: str) -> bool:
@@ -150,14 +157,10 @@ def _addends(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 def _arange(kernel: Kernel, expr: cst.BaseExpression, tile: str) -> bool:
     """``tl.arange(0, tile)``, directly or through a name with that single definition."""
-    if isinstance(expr, cst.Name):
-        definitions = kernel.definitions.get(expr.value, [])
-        if len(definitions) != 1 or definitions[0].value is None:
-            return False
-        expr = definitions[0].value
-    if not (isinstance(expr, cst.Call) and tl_short(kernel, expr) == "arange"):
+    value = _set_once(kernel, expr)
+    if not (isinstance(value, cst.Call) and tl_short(kernel, value) == "arange"):
         return False
-    args = [a.value for a in expr.args]
+    args = [a.value for a in value.args]
     return len(args) == 2 and evaluate(args[0]) == 0 and _text(kernel, args[1]) == tile
 
 
