@@ -133,18 +133,9 @@ def _rounded_up_grid(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
     ``access``'s lanes move with that axis's program id: the host expects a partial last
     tile, so the unmasked lanes of the last program run past ``n``. A host ``assert n %
     BLOCK == 0`` (or an ``if ...: raise`` on it) in the launching function says otherwise."""
-    assert access.pointer is not None
-    axes: set[object] = set()
-    for node in kernel.facts(Dependencies).closure(access.pointer):
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-            return None  # wrapped lanes stay in range
-        if not isinstance(node, cst.Call):
-            continue
-        short = tl_short(kernel, node)
-        if short == "program_id":
-            axes.add(program_id_axis(node))
-        elif short not in _AFFINE_CALLS and cast_parts(kernel, node) is None:
-            return None  # clamped (`tl.minimum`), gathered (a loaded index) or a helper's
+    axes = _affine_program_axes(kernel, access)
+    if axes is None:
+        return None
     if any(
         kernel.facts(ProgramIds).pid_axes(test) & axes
         for test in kernel.facts(Structure).early_exit_tests(access.call)
@@ -187,19 +178,26 @@ def _unchecked_size(kernel: Kernel, access: MemoryAccess) -> Evidence | None:
 
 def _program_tiled(kernel: Kernel, access: MemoryAccess) -> bool:
     """Lanes an affine function of a program id and ``tl.arange`` only (casts too)."""
+    return bool(_affine_program_axes(kernel, access))
+
+
+def _affine_program_axes(kernel: Kernel, access: MemoryAccess) -> set[object] | None:
+    """The program-id axes ``access``'s lanes move with, where they are an affine function
+    of program ids and ``tl.arange`` (casts too); None for lanes wrapped by ``%``, clamped
+    (``tl.minimum``), gathered (a loaded index) or computed by a helper."""
     assert access.pointer is not None
-    program = False
+    axes: set[object] = set()
     for node in kernel.facts(Dependencies).closure(access.pointer):
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-            return False
+            return None  # wrapped lanes stay in range
         if not isinstance(node, cst.Call):
             continue
         short = tl_short(kernel, node)
         if short == "program_id":
-            program = True
+            axes.add(program_id_axis(node))
         elif short not in _AFFINE_CALLS and cast_parts(kernel, node) is None:
-            return False
-    return program
+            return None
+    return axes
 
 
 def _compared_names(kernel: Kernel) -> set[str]:
