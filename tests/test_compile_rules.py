@@ -440,3 +440,28 @@ def test_tl203_state_len_from_a_weight_width_and_a_constexpr_is_no_finding():
     found = _run("TL203", bad.read_text(encoding="utf-8"), "3.9")
     assert [(f.line, f.severity.value) for f in found] == [(17, "warning")]
 
+
+def test_tl101_a_tile_partial_only_for_some_sizes_is_information():
+    """Issue 33: readers split on unmasked loads that overrun only when autotune picks a tile
+    wider than the multiple the host asserts, or when a `next_power_of_2` tile meets an extent
+    that is not a power of 2, with values that reach only masked-off outputs: information, the
+    condition in the message. A reduction of those values, or every configuration failing to
+    divide, stays an error; configurations that all divide the asserted multiple leave none."""
+    text = (FIXTURES / "TL101" / "bad_partial_tile_some_sizes.py").read_text()
+    found = {(f.line, f.code, f.severity.value): f.message for f in _run("TL101", text, "3.9")}
+    assert set(found) == {
+        (21, "TL101", "info"),  # autotune 64/128/256, `assert M % 128 == 0`
+        (37, "TL101", "info"),  # `min(64, next_power_of_2(M))` through a nested `inner(...)`
+        (54, "TL101", "error"),  # the same tiles, but `tl.sum` reads the lanes past the end
+        (69, "TL101", "error"),  # tiles of 128 and 256 never divide `n % 64 == 0`
+    }
+    assert (
+        "only when autotune picks `BLOCK_M=256` and `M` is an odd multiple of 128"
+        in (found[(21, "TL101", "info")])
+    )
+    assert (
+        "only when `V` is neither a power of 2 nor a multiple of 64"
+        in (found[(37, "TL101", "info")])
+    )
+    good = (FIXTURES / "TL101" / "good_autotune_tiles_divide.py").read_text()
+    assert _run("TL101", good, "3.9") == []
