@@ -203,10 +203,10 @@ def test_tl209_warns_only_with_evidence_of_tokens_and_names_it():
     evidence = {
         21: "(`M`, the rows of `x = x.view(-1, x.shape[-1])`)",
         26: "(`rows` = `positions.numel()`)",
-        32: "(`L`, a length or token count by its name)",
         38: "(`M` = `triton.cdiv(T, 64)`)",
     }
     notes = {
+        32: "(info: the rows of `logits`, so each row is a full vocabulary",
         43: "(info: nothing shows these rows grow with tokens",
         48: "(info: nothing shows these rows grow with tokens",
         53: "(info: nothing shows these rows grow with tokens",
@@ -218,6 +218,33 @@ def test_tl209_warns_only_with_evidence_of_tokens_and_names_it():
         assert found[line][0] == "warning" and f"grows with tokens {text_}" in found[line][1]
     for line, note in notes.items():
         assert found[line][0] == "info" and note in found[line][1], line
+
+
+def test_tl209_rows_of_full_vocabulary_logits_are_information():
+    """Issue 33: readers split on rows of logits (a completion length, the tokens of gathered
+    logits): 65535 rows of a full vocabulary are tens of GB, so those are information with
+    the size in the note; activation rows, a token-named length of a 4-D value tensor and the
+    prefill tokens of a step stay warnings."""
+    text = (FIXTURES / "TL209" / "bad_logit_rows.py").read_text()
+    found = {(f.line, f.code, f.severity.value): f.message for f in _run("TL209", text, "3.9")}
+    assert set(found) == {
+        (21, "TL209", "info"),  # `L = L_ADD_1 - 1` of `logits.shape`
+        (25, "TL209", "info"),  # a backward passing `dlogits`, `L` a parameter
+        (31, "TL209", "info"),  # axis 0 tiles `vocab_size`
+        (37, "TL209", "info"),  # `num_tokens, V = scores.shape`
+        (43, "TL209", "warning"),  # rows of `x.view(-1, D)`
+        (48, "TL209", "warning"),  # `B, T, H, V = v.shape`: `V` is a value head
+        (53, "TL209", "warning"),  # prefill tokens of a step
+    }
+    note = "65535 rows of full-vocab logits are ~17 GB in bf16 (~34 GB in fp32) at a 128K vocab"
+    for (line, _, severity), message in found.items():
+        assert (note in message) == (severity == "info"), line
+    assert "(info: the rows of `logits`," in found[(21, "TL209", "info")]
+    assert "the launch passes `dlogits`" in found[(25, "TL209", "info")]
+    assert "tiles the vocabulary `vocab_size`" in found[(31, "TL209", "info")]
+    assert "the rows of `scores`, each `V` wide" in found[(37, "TL209", "info")]
+    good = (FIXTURES / "TL209" / "good_logit_rows.py").read_text()
+    assert _run("TL209", good, "3.9") == []
 
 
 def test_tl201_size_from_a_tensor_dimension_is_information():
@@ -412,3 +439,29 @@ def test_tl203_state_len_from_a_weight_width_and_a_constexpr_is_no_finding():
     bad = FIXTURES / "TL203" / "bad_state_len_from_activation_width.py"
     found = _run("TL203", bad.read_text(encoding="utf-8"), "3.9")
     assert [(f.line, f.severity.value) for f in found] == [(17, "warning")]
+
+
+def test_tl101_a_tile_partial_only_for_some_sizes_is_information():
+    """Issue 33: readers split on unmasked loads that overrun only when autotune picks a tile
+    wider than the multiple the host asserts, or when a `next_power_of_2` tile meets an extent
+    that is not a power of 2, with values that reach only masked-off outputs: information, the
+    condition in the message. A reduction of those values, or every configuration failing to
+    divide, stays an error; configurations that all divide the asserted multiple leave none."""
+    text = (FIXTURES / "TL101" / "bad_partial_tile_some_sizes.py").read_text()
+    found = {(f.line, f.code, f.severity.value): f.message for f in _run("TL101", text, "3.9")}
+    assert set(found) == {
+        (21, "TL101", "info"),  # autotune 64/128/256, `assert M % 128 == 0`
+        (37, "TL101", "info"),  # `min(64, next_power_of_2(M))` through a nested `inner(...)`
+        (54, "TL101", "error"),  # the same tiles, but `tl.sum` reads the lanes past the end
+        (69, "TL101", "error"),  # tiles of 128 and 256 never divide `n % 64 == 0`
+    }
+    assert (
+        "only when autotune picks `BLOCK_M=256` and `M` is an odd multiple of 128"
+        in (found[(21, "TL101", "info")])
+    )
+    assert (
+        "only when `V` is neither a power of 2 nor a multiple of 64"
+        in (found[(37, "TL101", "info")])
+    )
+    good = (FIXTURES / "TL101" / "good_autotune_tiles_divide.py").read_text()
+    assert _run("TL101", good, "3.9") == []

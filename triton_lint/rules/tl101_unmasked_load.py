@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.kernel import Kernel
+from triton_lint.model.partial_tiles import NEVER, PartialTiles
 from triton_lint.rules._bounds import evidence_phrase, related_location, unguarded
 from triton_lint.rules.base import Rule
 
@@ -53,7 +54,21 @@ test of the bound, loads of the tiles before the program's own (`for s in range(
 BLOCK)` with lanes `s + tl.arange(0, BLOCK)`, where every launch sizes the grid `cdiv(n,
 BLOCK)` with `n` the bound the mask compares: those tiles are whole), and lanes brought back
 into range by `%`, `//`, `minimum`, `tl.where` or a reduction. Unmasked loads the kernel gives
-no sign about are TL106 (off by default)."""
+no sign about are TL106 (off by default).
+
+Information, with the sizes in the message, when every launch makes the partial tile narrow
+and the values read past the end reach no reduction (no `tl.sum`, `tl.max` or `tl.dot`
+operand; they only reach outputs the stores mask off): the tile comes from autotune configs
+while a host test fixes the bound to a multiple of `g` (`assert M % 128 == 0`), and only the
+configs wider than `g` fail to divide it ("overruns only when autotune picks `BLOCK_M=256` and
+`M` is an odd multiple of 128"; when every config divides `g` no tile is partial and nothing
+is reported), or the launch sizes the tile `next_power_of_2` of the bound it passes, capped
+or not (`BV = min(64, next_power_of_2(V))`, read through a nested launching function's calls
+as in FLA's `fwd_inner`): it overruns only when the bound is neither a power of 2 nor a
+multiple of the cap. The triage read those debatable (round 28). An error stays where the
+default or every configuration can leave a partial tile, or a reduction mixes the lanes past
+the end into the rest (`b_h *= exp(b_gk)` then `tl.sum(b_h * b_k)`, FLA's fused recurrent
+kernel)."""
     fix = """\
 Pass the mask the other access uses, and an `other=` value that is neutral for what the value
 feeds (0 for sums, `-inf` for maxima): `tl.load(x_ptr + offs, mask=offs < n, other=0.0)`. For
@@ -98,11 +113,22 @@ def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                     "block reads out of bounds; pass `boundary_check=(0, 1)` and "
                     '`padding_option="zero"`'
                 )
+                severity = self.severity
             else:
+                only = kernel.facts(PartialTiles).only_for(access, found.evidence)
+                if only == NEVER:
+                    continue  # every tile size the launches give divides the extent
+                severity = Severity.INFO if only else self.severity
+                reach = (
+                    f"read out of bounds only when {only}, and no reduction reads them (info: "
+                    "a narrow overrun whose values reach only outputs the stores mask off)"
+                    if only
+                    else "read out of bounds"
+                )
                 message = (
                     f"`tl.load` of `tl.arange` lanes has no mask, but {phrase}: the lanes past "
-                    "the end read out of bounds; add `mask=offs < n` and a neutral `other=`"
+                    f"the end {reach}; add `mask=offs < n` and a neutral `other=`"
                 )
-            finding = self.finding(kernel, access.call, message)
+            finding = self.finding(kernel, access.call, message, severity=severity)
             finding.related = (related_location(kernel, found.evidence),)
             yield finding

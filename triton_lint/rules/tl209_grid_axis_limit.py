@@ -11,6 +11,7 @@ from triton_lint.finding import Category, Finding, Severity
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.host import assignment_before, dimension_axis
 from triton_lint.model.kernel import LaunchSite, ModuleModel
+from triton_lint.model.logit_rows import logit_rows
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children, iter_nodes
 from triton_lint.rules.base import Rule
@@ -63,14 +64,21 @@ it: a sequence, completion or token length by name (`seq_len`, `T`, `L`, `num_to
 value computed from one or from a tensor's elements (`M = cdiv(T, BS)`, `rows =
 positions.numel()`), or the first dimension of an activation or of a flattened view (`M, N =
 x.view(-1, D).shape`, `gate_up.size(0)`), alone or in a product. Information, with a note
-saying why: rows with no such evidence (rows of a request table, of a chunk's regions, of
-logits: 65535 rows of a full vocabulary are tens of GB), a count per frame or request
+saying why: rows of full-vocabulary logits (a leading dimension of a tensor named `logits`, or
+of one whose rows are `vocab_size` wide, a grid whose other axis tiles the vocabulary, or a
+token count beside a `logits` argument: 65535 rows at a 128K vocab are ~17 GB in bf16, so
+readers split on these, rounds 19-28), rows with no evidence of tokens (rows of a request
+table, of a chunk's regions), a count per frame or request
 (`tokens_per_frame`), tokens in a function that decodes (one or a few per running request),
 a `cdiv` of a token count alone, a batch alone, and sequences times heads (`B * H`, or
 `N * HV` with `N = len(cu_seqlens) - 1` packed sequences): those grow with the number of
 sequences, not with their tokens, and reach 65535 only past 2,048 sequences at 32 heads,
 which the corpus triage read as debatable (rounds 7-25). A one-letter first dimension beside a row
-count (`L` of `L, M, D = qp.shape`) batches those rows and counts as a batch.
+count (`L` of `L, M, D = qp.shape`) batches those rows and counts as a batch. The prefill
+tokens of a step (`rows = positions.numel()`) stay a warning: the scheduler's token budget
+is a setting (it reaches the context length when chunked prefill is off, and long-context
+models raise it), and a row of positions or metadata is small, so nothing bounds the rows
+the way a vocabulary of logits does.
 
 Sizes are read through the launching function's assignments (`N = B if cu_seqlens is None
 else len(cu_seqlens) - 1` is the packed count), and grids through tuples, lambdas and `def
@@ -165,8 +173,11 @@ def _classify(
     heads = [a for a in atoms if _HEADS.search(a[0]) and "dim" not in a[0].lower()]
     evidence = {a[0]: _token_evidence(module, site, a[0]) for a in tokens}
     undivided_tokens = [a for a in tokens if not a[1]]
+    logits = next(filter(None, (logit_rows(site, a[0]) for a in tokens)), None)
     if undivided_tokens:
         label = undivided_tokens[0][0]
+        if evidence[label] is not None and logits is not None:
+            return Severity.INFO, f"a row count of logits (`{label}`)", _logits_note(logits)
         if evidence[label] is not None:
             return (
                 Severity.WARNING,
@@ -180,6 +191,12 @@ def _classify(
         and any(not a[1] for a in batch + heads)
     ):
         names = " x ".join(f"`{a[0]}`" for a in batch + heads + tokens)
+        if any(evidence[a[0]] is not None for a in tokens) and logits is not None:
+            return (
+                Severity.INFO,
+                f"a product with a row count of logits ({names})",
+                (_logits_note(logits)),
+            )
         if any(evidence[a[0]] is not None for a in tokens):
             return Severity.WARNING, f"a product of runtime sizes with a token count ({names})", ""
         if tokens:
@@ -212,6 +229,15 @@ _SEQUENCES = (
     " (info: it grows with the number of sequences, not with their tokens: 65535 takes that "
     "many sequences, or 2,048 at 32 heads)"
 )
+
+
+def _logits_note(why: str) -> str:
+    """The note of rows of full-vocabulary logits: 65535 of them at a 128K vocabulary are
+    65535 x 131072 elements, ~17 GB in bf16 and ~34 GB in fp32."""
+    return (
+        f" (info: {why}, so each row is a full vocabulary: 65535 rows of full-vocab logits "
+        "are ~17 GB in bf16 (~34 GB in fp32) at a 128K vocab, more than callers hold)"
+    )
 
 
 def _token_evidence(module: ModuleModel, site: LaunchSite, label: str) -> str | None:
