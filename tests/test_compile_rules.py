@@ -412,3 +412,18 @@ def test_tl203_state_len_from_a_weight_width_and_a_constexpr_is_no_finding():
     bad = FIXTURES / "TL203" / "bad_state_len_from_activation_width.py"
     found = _run("TL203", bad.read_text(encoding="utf-8"), "3.9")
     assert [(f.line, f.severity.value) for f in found] == [(17, "warning")]
+
+
+def test_tl203_a_mesh_object_is_needed_and_carries_the_block_count():
+    """`tle.distributed_barrier(mesh)` may need `mesh` at compile time (a Triton extension
+    language); `NUM_BLOCKS`, which the mesh object holds, is info naming it, and
+    `EXPERTS_PER_PROG = ceil_div(num_experts, num_blocks)` of two other constexprs is nothing.
+    With `_block_count` computing a number instead, `NUM_BLOCKS` stays a warning."""
+    good = FIXTURES / "TL203" / "good_mesh_object_constexpr.py"
+    found = _run("TL203", good.read_text(encoding="utf-8"), "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [(25, "info")]
+    assert "`NUM_BLOCKS` is" in found[0].message and "per value of `mesh`" in found[0].message
+    bad = FIXTURES / "TL203" / "bad_block_count_beside_a_size_key.py"
+    found = _run("TL203", bad.read_text(encoding="utf-8"), "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [(22, "warning")]
+    assert found[0].related == ()

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from triton_lint.model.host import dimension_axis, is_shape
+from triton_lint.model.host import bind_call, dimension_axis, is_shape, returned_value
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
+from triton_lint.model.tree import iter_children
 
 #: Host calls whose value keeps every factor of their first argument (not ``cdiv``, which
 #: rounds: ``cdiv(blocks, world)`` takes one value for several ``blocks``).
@@ -91,4 +92,45 @@ def _factors(kernel: Kernel, site: LaunchSite, total: cst.BaseExpression) -> set
                 pending.append((node.args[0].value, depth))
             elif callee == "numel" and isinstance(node.func, cst.Attribute) and not node.args:
                 found.add(f"numel:{dotted_name(node.func.value)}")
+            else:
+                pending.extend((arg, depth) for arg in _held_arguments(kernel, site, node))
     return found
+
+
+def _held_arguments(kernel: Kernel, site: LaunchSite, call: cst.Call) -> list[cst.BaseExpression]:
+    """The arguments of a call of a host function of the launching file that returns an object
+    holding them as they are: ``_block_mesh(num_blocks)`` with ``def _block_mesh(n): return
+    tle.device_mesh({"block": [("x", int(n))]})``. Each value of such an argument makes its own
+    object, so a constexpr taking the object compiles once per value of the argument."""
+    module = site.module or kernel.module
+    function = module.functions.get(call.func.value) if isinstance(call.func, cst.Name) else None
+    value = returned_value(function) if function is not None else None
+    if not isinstance(value, cst.Call):
+        return []
+    uses: dict[str, list[bool]] = {}
+    _record_uses(value, False, uses)
+    held = {name for name, kept in uses.items() if all(kept)}
+    return [arg for name, arg in bind_call(function, call).items() if name in held]
+
+
+def _record_uses(node: cst.CSTNode, kept: bool, uses: dict[str, list[bool]]) -> None:
+    """For each name ``node`` reads, whether each read sits as an element of a container
+    literal (through ``int()`` only): the container holds that very value."""
+    if isinstance(node, cst.Name):
+        uses.setdefault(node.value, []).append(kept)
+    elif isinstance(node, cst.Tuple | cst.List | cst.Set):
+        for element in node.elements:
+            _record_uses(element.value, True, uses)
+    elif isinstance(node, cst.Dict):
+        for element in node.elements:
+            for part in iter_children(element):
+                _record_uses(part, True, uses)
+    elif isinstance(node, cst.Call) and (dotted_name(node.func) or "") in _KEEPS_FACTORS:
+        for arg in node.args:
+            _record_uses(arg.value, kept, uses)
+    elif isinstance(node, cst.Call):
+        for arg in node.args:
+            _record_uses(arg.value, False, uses)
+    else:
+        for child in iter_children(node):
+            _record_uses(child, False, uses)
