@@ -427,3 +427,13 @@ def test_tl203_a_mesh_object_is_needed_and_carries_the_block_count():
     found = _run("TL203", bad.read_text(encoding="utf-8"), "3.9")
     assert [(f.line, f.severity.value) for f in found] == [(22, "warning")]
     assert found[0].related == ()
+
+
+def test_tl203_a_dimension_a_constexpr_stride_spans_is_information():
+    """`S` with `N == F * S` and `stride_b = qkv.stride(0)` passed as a constexpr: info naming
+    the stride; beside the stride of the token axis itself (`qkv.stride(1)`), a warning."""
+    path = FIXTURES / "TL203" / "bad_carried_by_a_stride.py"
+    found = _run("TL203", path.read_text(encoding="utf-8"), "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [(17, "info"), (45, "warning")]
+    assert "compiles once per value of `stride_b`" in found[0].message
+    assert "info" not in found[1].message

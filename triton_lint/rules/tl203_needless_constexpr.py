@@ -293,9 +293,9 @@ _TUNED_NOTE = (
 def _carried_note(carrier: str) -> str:
     return (
         f"every launch passes a factor of what it passes `{carrier}` (or a value that object "
-        f"holds), a constexpr the kernel "
-        f"needs at compile time, so the kernel already compiles once per value of `{carrier}` "
-        "and this adds no compilation of its own"
+        "holds, or a dimension that stride spans), a constexpr that stays in the compile key, "
+        f"so the kernel already compiles once per value of `{carrier}` and this adds no "
+        "compilation of its own"
     )
 
 
