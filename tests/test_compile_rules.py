@@ -465,3 +465,28 @@ def test_tl101_a_tile_partial_only_for_some_sizes_is_information():
     )
     good = (FIXTURES / "TL101" / "good_autotune_tiles_divide.py").read_text()
     assert _run("TL101", good, "3.9") == []
+
+
+def test_tl203_a_mesh_object_is_needed_and_carries_the_block_count():
+    """`tle.distributed_barrier(mesh)` may need `mesh` at compile time (a Triton extension
+    language); `NUM_BLOCKS`, which the mesh object holds, is info naming it, and
+    `EXPERTS_PER_PROG = ceil_div(num_experts, num_blocks)` of two other constexprs is nothing.
+    With `_block_count` computing a number instead, `NUM_BLOCKS` stays a warning."""
+    good = FIXTURES / "TL203" / "good_mesh_object_constexpr.py"
+    found = _run("TL203", good.read_text(encoding="utf-8"), "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [(25, "info")]
+    assert "`NUM_BLOCKS` is" in found[0].message and "per value of `mesh`" in found[0].message
+    bad = FIXTURES / "TL203" / "bad_block_count_beside_a_size_key.py"
+    found = _run("TL203", bad.read_text(encoding="utf-8"), "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [(22, "warning")]
+    assert found[0].related == ()
+
+
+def test_tl203_a_dimension_a_constexpr_stride_spans_is_information():
+    """`S` with `N == F * S` and `stride_b = qkv.stride(0)` passed as a constexpr: info naming
+    the stride; beside the stride of the token axis itself (`qkv.stride(1)`), a warning."""
+    path = FIXTURES / "TL203" / "bad_carried_by_a_stride.py"
+    found = _run("TL203", path.read_text(encoding="utf-8"), "3.9")
+    assert [(f.line, f.severity.value) for f in found] == [(17, "info"), (45, "warning")]
+    assert "compiles once per value of `stride_b`" in found[0].message
+    assert "info" not in found[1].message

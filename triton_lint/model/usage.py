@@ -167,6 +167,10 @@ def _dtype_of_value(expr: cst.BaseExpression) -> bool:
     )
 
 
+#: Device-side languages outside ``triton.language`` (Triton's experimental dialects and
+#: extensions): what their functions take at compile time is unknown here.
+_DEVICE_EXTENSIONS = ("triton.experimental.",)
+
 #: Per-call sizes: they change with the batch, so each new value is a new compilation.
 _PER_CALL = re.compile(
     r"^(m|t|b|l|s|bs|bsz|n_rows|num_rows|nrows|rows|n_tokens|num_tokens|ntokens|total_tokens|"
@@ -360,6 +364,11 @@ class _UsageVisitor(FieldVisitor):
                 ct.extend(a.value for a in node.args)  # unknown to the table: conservative
                 return
             self._bind(node, signature, positional, exclude_shape=short in _RUNTIME_SHAPE)
+            return
+        if path is not None and path.startswith(_DEVICE_EXTENSIONS):
+            # a device language the table does not know (`tle.distributed_barrier(mesh)`):
+            # any argument not computed at run time may have to be a compile-time object
+            ct.extend(a.value for a in node.args if not self._runtime_value(a.value))
             return
         if path is not None:
             return  # triton.* host helpers, torch.*, math.*: TL206's business

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from triton_lint.model.host import dimension_axis, is_shape
+from triton_lint.model.evaluate import evaluate
+from triton_lint.model.host import bind_call, dimension_axis, is_shape, returned_value
+from triton_lint.model.host_tests import conjuncts, equality_sides
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
+from triton_lint.model.tree import iter_children
 
 #: Host calls whose value keeps every factor of their first argument (not ``cdiv``, which
 #: rounds: ``cdiv(blocks, world)`` takes one value for several ``blocks``).
@@ -25,8 +28,10 @@ def carrying_constexpr(kernel: Kernel, param: Param, needed: set[str]) -> str | 
     if not passing:
         return None
     for other in kernel.params:
-        if other.name == param.name or not other.is_constexpr or other.name not in needed:
+        if other.name == param.name or not other.is_constexpr:
             continue
+        if other.name not in needed and not _strides(kernel, passing, other.name):
+            continue  # a stride stays constexpr (TL203 leaves strides alone): a carrier too
         if all(
             other.name in bound and _factor_of(kernel, site, bound[param.name], bound[other.name])
             for site, bound in passing
@@ -50,7 +55,63 @@ def _factor_of(
             break
         value = site.host_definitions[value.value]
     tensor = _dimension_owner(value)
-    return tensor is not None and f"numel:{tensor}" in factors
+    if tensor is not None and f"numel:{tensor}" in factors:
+        return True
+    dimensions = [value, *_asserted_products(site, value)]
+    return any(_under_stride(dimension, factors) for dimension in dimensions)
+
+
+def _strides(kernel: Kernel, passing: list[tuple[LaunchSite, dict]], name: str) -> bool:
+    """Every launch passing the parameter passes ``name`` a tensor's stride (``x.stride(0)``)."""
+    return all(_stride(bound.get(name)) is not None for _, bound in passing)
+
+
+def _stride(value: cst.BaseExpression | None) -> tuple[str, int] | None:
+    """``("x", 0)`` for ``x.stride(0)``."""
+    if not (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == "stride"
+        and len(value.args) == 1
+    ):
+        return None
+    axis = evaluate(value.args[0].value)
+    tensor = dotted_name(value.func.value)
+    return (tensor, axis) if isinstance(axis, int) and axis >= 0 and tensor else None
+
+
+def _under_stride(value: cst.BaseExpression, factors: set[str]) -> bool:
+    """``value`` is a dimension ``x.shape[k]`` of a tensor whose stride over an earlier axis is
+    among ``factors``: for a contiguous ``x`` that stride is a multiple of the dimension."""
+    tensor = _dimension_owner(value)
+    axis = dimension_axis(value)
+    return (
+        tensor is not None
+        and isinstance(axis, int)
+        and any(f"stride:{tensor}:{j}" in factors for j in range(max(axis, 0)))
+    )
+
+
+def _asserted_products(site: LaunchSite, value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What a host test asserts a product holding ``value`` equal to (``assert N == F * S``
+    gives ``N``'s definition for ``S``): ``value`` is a factor of it."""
+    if not isinstance(value, cst.Name):
+        return []
+    found: list[cst.BaseExpression] = []
+    for test in site.holding_tests():
+        for part in conjuncts(test):
+            sides = equality_sides(part)
+            for this, other in (sides, sides[::-1]) if sides else ():
+                if value.value in _multiplicands(this) and isinstance(other, cst.Name):
+                    found.append(site.host_definitions.get(other.value, other))
+    return found
+
+
+def _multiplicands(expr: cst.BaseExpression) -> set[str]:
+    """The names multiplied together in ``expr`` (``F * S``: ``F`` and ``S``)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return _multiplicands(expr.left) | _multiplicands(expr.right)
+    return {expr.value} if isinstance(expr, cst.Name) else set()
 
 
 def _dimension_owner(value: cst.BaseExpression) -> str | None:
@@ -91,4 +152,47 @@ def _factors(kernel: Kernel, site: LaunchSite, total: cst.BaseExpression) -> set
                 pending.append((node.args[0].value, depth))
             elif callee == "numel" and isinstance(node.func, cst.Attribute) and not node.args:
                 found.add(f"numel:{dotted_name(node.func.value)}")
+            elif (stride := _stride(node)) is not None:
+                found.add(f"stride:{stride[0]}:{stride[1]}")
+            else:
+                pending.extend((arg, depth) for arg in _held_arguments(kernel, site, node))
     return found
+
+
+def _held_arguments(kernel: Kernel, site: LaunchSite, call: cst.Call) -> list[cst.BaseExpression]:
+    """The arguments of a call of a host function of the launching file that returns an object
+    holding them as they are: ``_block_mesh(num_blocks)`` with ``def _block_mesh(n): return
+    tle.device_mesh({"block": [("x", int(n))]})``. Each value of such an argument makes its own
+    object, so a constexpr taking the object compiles once per value of the argument."""
+    module = site.module or kernel.module
+    function = module.functions.get(call.func.value) if isinstance(call.func, cst.Name) else None
+    value = returned_value(function) if function is not None else None
+    if not isinstance(value, cst.Call):
+        return []
+    uses: dict[str, list[bool]] = {}
+    _record_uses(value, False, uses)
+    held = {name for name, kept in uses.items() if all(kept)}
+    return [arg for name, arg in bind_call(function, call).items() if name in held]
+
+
+def _record_uses(node: cst.CSTNode, kept: bool, uses: dict[str, list[bool]]) -> None:
+    """For each name ``node`` reads, whether each read sits as an element of a container
+    literal (through ``int()`` only): the container holds that very value."""
+    if isinstance(node, cst.Name):
+        uses.setdefault(node.value, []).append(kept)
+    elif isinstance(node, cst.Tuple | cst.List | cst.Set):
+        for element in node.elements:
+            _record_uses(element.value, True, uses)
+    elif isinstance(node, cst.Dict):
+        for element in node.elements:
+            for part in iter_children(element):
+                _record_uses(part, True, uses)
+    elif isinstance(node, cst.Call) and (dotted_name(node.func) or "") in _KEEPS_FACTORS:
+        for arg in node.args:
+            _record_uses(arg.value, kept, uses)
+    elif isinstance(node, cst.Call):
+        for arg in node.args:
+            _record_uses(arg.value, False, uses)
+    else:
+        for child in iter_children(node):
+            _record_uses(child, False, uses)

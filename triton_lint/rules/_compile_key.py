@@ -24,7 +24,7 @@ _DTYPE_CALLS = {"finfo", "iinfo"}
 #: Host calls whose result depends on their arguments alone (``table.get(key)``, ``math.ceil``).
 PURE_CALLS = {"float", "int", "abs", "min", "max", "round", "ceil", "floor", "get", "cdiv", "str"}
 PURE_CALLS |= {"next_power_of_2", "split", "rsplit", "replace", "lower", "upper", "strip"}
-PURE_CALLS |= {"removeprefix"}
+PURE_CALLS |= {"removeprefix", "ceil_div"}
 
 
 #: What a launch argument is computed from: constants, values already in the compile key

@@ -59,8 +59,12 @@ def model_tensor_size(site: LaunchSite, expr: cst.BaseExpression) -> bool:
 def is_model_tensor(site: LaunchSite, tensor: cst.BaseExpression) -> bool:
     """``tensor`` is, or has the shape of, a model parameter (a weight, a bias, a learned
     table) through the host function's single assignments and same-shape calls
-    (``torch.empty_like(readout_table)``, ``weight.contiguous()``)."""
+    (``torch.empty_like(readout_table)``, ``weight.contiguous()``). A name on the way counts:
+    the launching function's parameter ``weight`` stays a weight whatever a caller names the
+    tensor it passes (``wo_a_bf16_gemv(o, wo_a)``)."""
     for _ in range(4):
+        if _names_model_tensor(tensor):
+            return True
         if isinstance(tensor, cst.Name) and tensor.value in site.host_definitions:
             tensor = site.host_definitions[tensor.value]
         elif (
@@ -78,8 +82,12 @@ def is_model_tensor(site: LaunchSite, tensor: cst.BaseExpression) -> bool:
                 return False
         else:
             break
-    name = dotted_name(tensor) or ""
-    last = name.rsplit(".", 1)[-1]
+    return _names_model_tensor(tensor)
+
+
+def _names_model_tensor(tensor: cst.BaseExpression) -> bool:
+    """``weight``, ``self.bias``, ``readout_table``: a name that says model parameter."""
+    last = (dotted_name(tensor) or "").rsplit(".", 1)[-1]
     return bool(_MODEL_TENSOR.search(last)) and not _REQUEST_TABLE.search(last)
 
 

@@ -74,7 +74,9 @@ hyperparameter swept in a loop, turns each call into a multi-second compilation.
 is needed at compile time when it (or local arithmetic on it) is a `tl.arange` bound or
 tensor shape, a `tl.static_range` bound, the test of an `if` or a ternary, a compile-time
 keyword such as `dtype=`, `num_stages=`, `eviction_policy=`, `axis=`, a constexpr parameter
-of a called jit function, or a `tl.static_assert` operand. Parameters set by
+of a called jit function, a `tl.static_assert` operand, or an argument of a function of a
+Triton extension language (`triton.experimental.*`, such as `tle.distributed_barrier(mesh)`),
+whose compile-time parameters are unknown here. Parameters set by
 `@triton.autotune` configs or `@triton.heuristics`, boolean switches and parameters every
 launch in the file passes as a literal take a small fixed set of values and are left alone,
 as are values a host test bounds to a few literals where the kernel is launched (`assert 2
@@ -99,7 +101,9 @@ the file pass it, what they pass decides: `M` from `M, N = x.shape` varies per c
 `L=num_layers` or a tensor's last dimension (`s.shape[-1]`, `_, _, L = s.shape`, `S` of
 `B, T, H, S = g.shape`, or `M` of `K2, M = phi.shape` where a caller asserts `phi.dim() ==
 2`) does not, nor does the size of a tensor shaped like a model
-parameter (`empty_like(readout_table).numel()`), and a one-letter host name computed from
+parameter (`empty_like(readout_table).numel()`, or `rows` of `groups, rows, dim = weight.shape`
+where `weight` is the launching function's parameter, whatever its callers name the tensor
+they pass), and a one-letter host name computed from
 the launching function's parameters is read through them (`s = int(num_shared_experts)` is a
 model size), as are the parameters of a helper nested in the host function and called there
 once (`post(s, z, M)` with `M = s.shape[-1]`). Any other name is judged the same way when
@@ -113,8 +117,14 @@ first dimension has a per-call name (`num_tokens, top_k, size = inputs.shape`).
 
 A per-call size is information, naming the other parameter, when every launch passes it a
 factor of what it passes another constexpr the kernel needs at compile time (`BATCH=batch`
-beside `ROWS=batch * seq * heads`, `SEQ=x.shape[1]` beside `M=x.numel() // 3072`): the
-kernel already compiles once per value of that one, so this adds no compilation. So is one
+beside `ROWS=batch * seq * heads`, `SEQ=x.shape[1]` beside `M=x.numel() // 3072`), a value
+an object passed as such a constexpr holds (`NUM_BLOCKS=num_blocks` beside
+`mesh=_block_mesh(num_blocks)`, a host function of the file returning
+`tle.device_mesh({"block": [("x", int(num_blocks))]})`), or a dimension that a constexpr
+stride of the same tensor spans (`S` with `assert N == F * S`, `N = qkv.shape[1]`, beside
+`stride_b=qkv.stride(0)`: for a contiguous `qkv` the stride is a multiple of `N`, and TL203
+leaves strides constexpr): the kernel already compiles once per value of that one, so this
+adds no compilation. So is one
 that is an entry of the kernel's `@triton.autotune` key and read by the kernel (`key=["M",
 "N"]`): every new value re-runs the autotuner, benchmarking each config, whether or not it is
 constexpr, so the author tunes per value and expects few values. A key entry the kernel never
@@ -292,9 +302,10 @@ _TUNED_NOTE = (
 
 def _carried_note(carrier: str) -> str:
     return (
-        f"every launch passes a factor of what it passes `{carrier}`, a constexpr the kernel "
-        f"needs at compile time, so the kernel already compiles once per value of `{carrier}` "
-        "and this adds no compilation of its own"
+        f"every launch passes a factor of what it passes `{carrier}` (or a value that object "
+        "holds, or a dimension that stride spans), a constexpr that stays in the compile key, "
+        f"so the kernel already compiles once per value of `{carrier}` and this adds no "
+        "compilation of its own"
     )
 
 
