@@ -177,6 +177,7 @@ class Runner:
                 result.text = _text(by_display[result.path])
             self.record(result)
         if cache is not None and store is not None:
+            index.remember()
             if store.changed or len(store.used) != len(store.entries):
                 cache.save_index(store.kept())
             cache.prune()
