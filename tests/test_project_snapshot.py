@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import triton_lint.project.run as project_run
-from triton_lint.project.index import Store
 from triton_lint.project.snapshot import PREFIX
+from triton_lint.project.store import Store
 from triton_lint.run import RunOptions, lint_paths
 from triton_lint.selection import Layer
 
@@ -127,3 +127,28 @@ def test_a_context_from_the_snapshot_equals_the_one_built(case, monkeypatch):
     assert again.context_for("pkg/kernels.py").digest() == expected.digest()
     assert again.kernel_files() == built.kernel_files()
     assert again._index is None
+
+
+def test_a_run_from_the_snapshot_reads_no_outlines_and_keeps_them(tmp_path, case, monkeypatch):
+    from triton_lint.cache import LintCache
+
+    loads: list[int] = []
+    load = LintCache.load_outlines
+
+    def counting(self):
+        loads.append(1)
+        return load(self)
+
+    monkeypatch.setattr(LintCache, "load_outlines", counting)
+    cache = tmp_path / "cache"
+    assert _run([case], cache) == set()
+    (outlines,) = cache.glob("*/project-outlines")
+    kept = outlines.read_bytes()
+    assert b'"o:' in kept and b'"w:' in kept and b'"x:' not in kept
+    assert _run([case], cache) == set()
+    assert len(loads) == 1  # the first run's build only
+    assert outlines.read_bytes() == kept
+    layer = case / "pkg" / "layer.py"
+    layer.write_text(layer.read_text().replace("    assert n <= 4096\n", ""))
+    assert _run([case], cache) == {("ops.py", 8, "TL209")}
+    assert len(loads) == 2

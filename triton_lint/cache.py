@@ -33,6 +33,7 @@ STALE_DAYS = 7
 _DAY = 86400.0
 _PRUNED = ".last-pruned"
 _INDEX = "project-index"  # JSON, named apart from the entries
+_OUTLINES = "project-outlines"
 
 
 def tool_stamp() -> str:
@@ -105,17 +106,24 @@ class LintCache:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)  # a full disk: leave no half-written file behind
 
-    def load_index(self) -> dict[str, Any]:
-        """What the project index read of each file in the last run (`project.index.Store`)."""
+    def load_index(self, name: str = _INDEX) -> dict[str, Any]:
+        """What the project index read of each file in the last run (`project.store.Store`):
+        by stat signature (``name`` `_OUTLINES`: by content digest, read when first needed)."""
         try:
-            data = json.loads((self.entries / _INDEX).read_bytes())
+            data = json.loads((self.entries / name).read_bytes())
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
 
-    def save_index(self, entries: dict[str, Any]) -> None:
-        """Keep the project index's reads for the next run (atomically, like an entry)."""
+    def load_outlines(self) -> dict[str, Any]:
+        return self.load_index(_OUTLINES)
+
+    def save_index(self, entries: dict[str, Any], outlines: dict[str, Any] | None) -> None:
+        """Keep the project index's reads for the next run (atomically, like an entry); the
+        outlines only when this run loaded them."""
         self.put_file(self.entries / _INDEX, entries)
+        if outlines is not None:
+            self.put_file(self.entries / _OUTLINES, outlines)
 
     def _path(self, key: str) -> Path:
         return self.entries / key[:2] / f"{key[2:]}.json"

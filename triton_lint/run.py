@@ -19,7 +19,6 @@ from triton_lint.engine import FileResult, lint_bytes, lint_text
 from triton_lint.finding import Finding
 from triton_lint.fixes import FixError, FixOutcome, fix_text, fixable, write_fixed
 from triton_lint.model.project import ProjectContext
-from triton_lint.project.index import Store
 from triton_lint.project.run import (
     MAX_PROJECT_FILES,
     extra_kernel_files,
@@ -30,6 +29,7 @@ from triton_lint.project.run import (
     resolved_file,
     route_findings,
 )
+from triton_lint.project.store import Store
 from triton_lint.rules.base import Rule
 from triton_lint.selection import Layer, expand, resolve, rules_for
 from triton_lint.source import decode
@@ -141,7 +141,7 @@ class Runner:
             data = self.read(path)
             if data is not None:
                 contents[path] = data
-        store = Store(cache.load_index()) if cache is not None else None
+        store = Store(cache.load_index(), load=cache.load_outlines) if cache else None
         index = project_index(contents, self.project_files(files, contents), store, since_ns)
         asked = {str(path) for path in contents}
         slots: list[tuple[FileJob | None, FileResult | None]] = []
@@ -179,7 +179,7 @@ class Runner:
         if cache is not None and store is not None:
             index.remember()
             if store.changed or len(store.used) != len(store.entries):
-                cache.save_index(store.kept())
+                cache.save_index(*store.kept())
             cache.prune()
 
     def project_files(self, files: list[Path], contents: dict[Path, bytes]) -> list[Path]:

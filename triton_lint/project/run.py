@@ -14,8 +14,9 @@ from triton_lint.model.host_reads import WHOLE, read_digest, whole_digest
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import ProjectContext
 from triton_lint.project.filefacts import file_facts
-from triton_lint.project.index import ProjectIndex, Store
+from triton_lint.project.index import ProjectIndex
 from triton_lint.project.snapshot import RunIndex, signature
+from triton_lint.project.store import Store
 from triton_lint.workers import FileJob
 
 #: Files read from a configuration root for a run over files named one by one.

@@ -21,8 +21,9 @@ from typing import Any
 
 from triton_lint.model.project import ProjectContext
 from triton_lint.project.filefacts import FileFacts
-from triton_lint.project.index import ProjectIndex, Store
+from triton_lint.project.index import ProjectIndex
 from triton_lint.project.modules import ModuleNames
+from triton_lint.project.store import Store
 
 #: The index store's key prefix of a snapshot (`Store`'s others: ``w:``, ``o:``, ``u:``,
 #: ``once:`` by content digest, ``s:`` by stat signature, ``r:`` a file's read digest).
