@@ -68,11 +68,12 @@ def resolved_file(path: Path) -> Path:
     a few hundred directories, and resolving stats every component of the path)."""
     if path.is_symlink():
         return path.resolve()
-    return _resolved_directory(os.getcwd(), path.parent) / path.name
+    directory, name = os.path.split(path)
+    return _resolved_directory(os.getcwd(), directory) / name
 
 
 @cache
-def _resolved_directory(cwd: str, directory: Path) -> Path:
+def _resolved_directory(cwd: str, directory: str) -> Path:
     """``directory`` resolved from ``cwd`` (a relative one means another directory after a
     change of the working directory: an editor's server, a test)."""
     return (Path(cwd) / directory).resolve()

@@ -4,9 +4,9 @@ kept in the index store under the signature of every file the index read, and a 
 the same signature answers from it without building the index.
 
 The signature covers each file's display path, its stat signature (resolved path, size,
-modification time: the key `project.filefacts` keeps a file's byte facts by) and the module
-it imports as (an ``__init__.py`` added above the project renames its modules), in the order
-the index reads them. A run with one file unknown to the store by signature (new, changed,
+modification time: the key `project.filefacts` keeps a file's byte facts by) and the package
+its directory is (an ``__init__.py`` added above the project renames its modules), in the
+order the index reads them. A run with one file unknown to the store by signature (new, changed,
 written too close to the run's start to trust its time stamp, gone) builds the index as
 before. The snapshot holds no bytes: a context's sources are the files' current bytes, which
 the signature says are the bytes the context was built from.
@@ -15,6 +15,7 @@ the signature says are the bytes the context was built from.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,10 +37,13 @@ def signature(entries: list[tuple[str, Path, bytes]], keys: list[str | None]) ->
     if any(key is None for key in keys):
         return None
     modules = ModuleNames()
+    packages: dict[str, str] = {}  # directory -> the package it is ("" for none)
     digest = hashlib.blake2b(digest_size=16)
     for (display, path, _), key in zip(entries, keys, strict=True):
-        module, is_package = modules(path)
-        digest.update(f"{display}\0{key}\0{module}\0{is_package}\n".encode())
+        directory = os.path.dirname(path)
+        if directory not in packages:
+            packages[directory] = modules(Path(directory, "__init__.py"))[0]
+        digest.update(f"{display}\0{key}\0{packages[directory]}\n".encode())
     return f"{PREFIX}{digest.hexdigest()}"
 
 
