@@ -8,7 +8,8 @@ reuses old answers. Files with findings are cached too; a file on which a rule c
 Entries are small JSON files written atomically (a temporary file renamed over the entry), so
 runs sharing the directory never read half an entry; an unreadable entry is a miss. Entries
 unused for `ENTRY_DAYS` and directories of other linter versions untouched for `STALE_DAYS` are
-removed, at most once a day.
+removed, at most once a day; an entry read is marked in use (its modification time) at most
+once a day.
 """
 
 from __future__ import annotations
@@ -76,13 +77,16 @@ class LintCache:
     def get(self, key: str) -> dict[str, Any] | None:
         path = self._path(key)
         try:
-            data = json.loads(path.read_bytes())
+            with open(path, "rb") as stream:
+                data = json.loads(stream.read())
+                touched = os.fstat(stream.fileno()).st_mtime
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict):
             return None
-        with contextlib.suppress(OSError):
-            os.utime(path)  # still in use: not pruned
+        if time.time() - touched > _DAY:  # still in use: not pruned (a warm run over
+            with contextlib.suppress(OSError):  # thousands of files writes no metadata)
+                os.utime(path)
         return data
 
     def put(self, key: str, value: dict[str, Any]) -> None:
