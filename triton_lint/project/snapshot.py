@@ -89,7 +89,8 @@ class RunIndex:
             context = _decode(saved[display], self.files) if display in saved else _MISSING
             if context is _MISSING:
                 context = self.index.context_for(display)
-                self._new[display] = _encode(context)
+                if self._store is not None:  # kept: the run's files all have a signature
+                    self._new[display] = _encode(context)
             self._contexts[display] = context  # type: ignore[assignment]
         return self._contexts[display]
 
