@@ -162,6 +162,18 @@ def test_pruning_drops_unused_entries_and_old_versions_once_a_day(tmp_path):
     assert _entries(tmp_path) == []
 
 
+def test_an_entry_read_is_marked_in_use_at_most_once_a_day(tmp_path):
+    cache = LintCache(tmp_path)
+    key = "cc" + "0" * 38
+    cache.put(key, {"findings": []})
+    (entry,) = _entries(tmp_path)
+    now = time.time()
+    for age, touched in ((3600, False), (2 * 86400, True)):
+        os.utime(entry, (now - age, now - age))
+        assert cache.get(key) == {"findings": []}
+        assert (entry.stat().st_mtime > now - 60) == touched
+
+
 def test_concurrent_runs_share_the_cache_safely(tmp_path):
     """Runs started together write the same entries; none sees a partial one."""
     cache = tmp_path / "cache"

@@ -8,7 +8,8 @@ reuses old answers. Files with findings are cached too; a file on which a rule c
 Entries are small JSON files written atomically (a temporary file renamed over the entry), so
 runs sharing the directory never read half an entry; an unreadable entry is a miss. Entries
 unused for `ENTRY_DAYS` and directories of other linter versions untouched for `STALE_DAYS` are
-removed, at most once a day.
+removed, at most once a day; an entry read is marked in use (its modification time) at most
+once a day.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ STALE_DAYS = 7
 _DAY = 86400.0
 _PRUNED = ".last-pruned"
 _INDEX = "project-index"  # JSON, named apart from the entries
+_OUTLINES = "project-outlines"
 
 
 def tool_stamp() -> str:
@@ -75,13 +77,16 @@ class LintCache:
     def get(self, key: str) -> dict[str, Any] | None:
         path = self._path(key)
         try:
-            data = json.loads(path.read_bytes())
+            with open(path, "rb") as stream:
+                data = json.loads(stream.read())
+                touched = os.fstat(stream.fileno()).st_mtime
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict):
             return None
-        with contextlib.suppress(OSError):
-            os.utime(path)  # still in use: not pruned
+        if time.time() - touched > _DAY:  # still in use: not pruned (a warm run over
+            with contextlib.suppress(OSError):  # thousands of files writes no metadata)
+                os.utime(path)
         return data
 
     def put(self, key: str, value: dict[str, Any]) -> None:
@@ -105,17 +110,24 @@ class LintCache:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)  # a full disk: leave no half-written file behind
 
-    def load_index(self) -> dict[str, Any]:
-        """What the project index read of each file in the last run (`project.index.Store`)."""
+    def load_index(self, name: str = _INDEX) -> dict[str, Any]:
+        """What the project index read of each file in the last run (`project.store.Store`):
+        by stat signature (``name`` `_OUTLINES`: by content digest, read when first needed)."""
         try:
-            data = json.loads((self.entries / _INDEX).read_bytes())
+            data = json.loads((self.entries / name).read_bytes())
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
 
-    def save_index(self, entries: dict[str, Any]) -> None:
-        """Keep the project index's reads for the next run (atomically, like an entry)."""
+    def load_outlines(self) -> dict[str, Any]:
+        return self.load_index(_OUTLINES)
+
+    def save_index(self, entries: dict[str, Any], outlines: dict[str, Any] | None) -> None:
+        """Keep the project index's reads for the next run (atomically, like an entry); the
+        outlines only when this run loaded them."""
         self.put_file(self.entries / _INDEX, entries)
+        if outlines is not None:
+            self.put_file(self.entries / _OUTLINES, outlines)
 
     def _path(self, key: str) -> Path:
         return self.entries / key[:2] / f"{key[2:]}.json"

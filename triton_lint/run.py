@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import stat
 import sys
@@ -19,7 +20,6 @@ from triton_lint.engine import FileResult, lint_bytes, lint_text
 from triton_lint.finding import Finding
 from triton_lint.fixes import FixError, FixOutcome, fix_text, fixable, write_fixed
 from triton_lint.model.project import ProjectContext
-from triton_lint.project.index import Store
 from triton_lint.project.run import (
     MAX_PROJECT_FILES,
     extra_kernel_files,
@@ -30,6 +30,7 @@ from triton_lint.project.run import (
     resolved_file,
     route_findings,
 )
+from triton_lint.project.store import Store
 from triton_lint.rules.base import Rule
 from triton_lint.selection import Layer, expand, resolve, rules_for
 from triton_lint.source import decode
@@ -82,10 +83,13 @@ class Runner:
         self.stdin = False
         #: Files found under a directory argument (the others were named one by one).
         self.directory_files: set[Path] = set()
+        self._isolated: Config | None = None  # --isolated: one configuration for every file
 
     def config_for(self, directory: Path) -> Config:
         if self.options.isolated:
-            return Config(root=Path.cwd())
+            if self._isolated is None:
+                self._isolated = Config(root=Path.cwd())
+            return self._isolated
         if self.options.config is not None:
             return self.options.config
         return config_for_directory(directory.resolve())
@@ -141,7 +145,7 @@ class Runner:
             data = self.read(path)
             if data is not None:
                 contents[path] = data
-        store = Store(cache.load_index()) if cache is not None else None
+        store = Store(cache.load_index(), load=cache.load_outlines) if cache else None
         index = project_index(contents, self.project_files(files, contents), store, since_ns)
         asked = {str(path) for path in contents}
         slots: list[tuple[FileJob | None, FileResult | None]] = []
@@ -177,8 +181,9 @@ class Runner:
                 result.text = _text(by_display[result.path])
             self.record(result)
         if cache is not None and store is not None:
+            index.remember()
             if store.changed or len(store.used) != len(store.entries):
-                cache.save_index(store.kept())
+                cache.save_index(*store.kept())
             cache.prune()
 
     def project_files(self, files: list[Path], contents: dict[Path, bytes]) -> list[Path]:
@@ -312,23 +317,32 @@ def is_fork_backend(relative: str, backends: tuple[str, ...]) -> bool:
     if not backends:
         return False
     wanted = set(backends)
-    for part in relative.removesuffix(".py").split("/"):
-        if wanted & set(filter(None, re.split(r"[_\-]+", part.lower()))):
-            return True
-    return False
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return (_resolved(path.parent) / path.name).relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
+    return any(wanted & _words(part) for part in relative.removesuffix(".py").split("/"))
 
 
 @cache
-def _resolved(directory: Path) -> Path:
-    """Resolving a path stats every component: once per directory, not once per file."""
-    return directory.resolve()
+def _words(part: str) -> frozenset[str]:
+    """The words of one part of a path, split at ``_`` and ``-`` (once per distinct part)."""
+    return frozenset(filter(None, re.split(r"[_\-]+", part.lower())))
+
+
+def _relative(path: Path, root: Path) -> str:
+    cwd = "" if path.is_absolute() else os.getcwd()  # a relative one after a `chdir`
+    directory = _relative_directory(cwd, path.parent, root)
+    if directory is None:
+        return path.as_posix()
+    return f"{directory}/{path.name}" if directory else path.name
+
+
+@cache
+def _relative_directory(cwd: str, directory: Path, root: Path) -> str | None:
+    """``directory`` resolved from ``cwd``, relative to ``root`` ("" for the root, None
+    outside it): once per directory (resolving a path stats every component)."""
+    try:
+        relative = (Path(cwd) / directory).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+    return "" if relative == "." else relative
 
 
 def lint_paths(paths: list[Path], options: RunOptions) -> RunResult:

@@ -45,6 +45,7 @@ from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.launch_census import LAUNCH, with_census
 from triton_lint.project.modules import ModuleNames
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
+from triton_lint.project.store import Store
 from triton_lint.source import decode
 
 MAX_CALLS = 8
@@ -154,27 +155,12 @@ class ProjectFile:
     def _stored(self, key: str, compute: Callable[[], Any]) -> Any:
         if self.store is None:
             return compute()
-        if key not in self.store.entries:
-            self.store.entries[key] = compute()
+        entries = self.store.outlines
+        if key not in entries:
+            entries[key] = compute()
             self.store.changed = True
         self.store.used.add(key)
-        return self.store.entries[key]
-
-
-@dataclass
-class Store:
-    """What the index read of each file, by content digest (kept in the results cache)."""
-
-    entries: dict[str, Any] = field(default_factory=dict)
-    used: set[str] = field(default_factory=set)
-    changed: bool = False
-
-    def mark_changed(self) -> None:
-        self.changed = True
-
-    def kept(self) -> dict[str, Any]:
-        """The entries this run used: others belong to files since changed."""
-        return {key: self.entries[key] for key in sorted(self.used)}
+        return entries[key]
 
 
 class ProjectIndex:

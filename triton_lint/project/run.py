@@ -14,7 +14,9 @@ from triton_lint.model.host_reads import WHOLE, read_digest, whole_digest
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import ProjectContext
 from triton_lint.project.filefacts import file_facts
-from triton_lint.project.index import ProjectIndex, Store
+from triton_lint.project.index import ProjectIndex
+from triton_lint.project.snapshot import RunIndex, signature
+from triton_lint.project.store import Store
 from triton_lint.workers import FileJob
 
 #: Files read from a configuration root for a run over files named one by one.
@@ -35,10 +37,11 @@ def project_root(path: Path, config_root: Path) -> Path:
 
 def project_index(
     asked: dict[Path, bytes], others: Iterable[Path], store: Store | None, since_ns: int
-) -> ProjectIndex:
+) -> RunIndex:
     """The index of the files asked for and the other files of their project (``store``:
     what an earlier run read of unchanged files; ``since_ns``: when the run started reading
-    them, `project.filefacts`)."""
+    them, `project.filefacts`), answered from the last run's snapshot where no file changed
+    (`project.snapshot`)."""
     entries = [(str(path), resolved_file(path), data) for path, data in asked.items()]
     for path in others:
         try:
@@ -48,12 +51,16 @@ def project_index(
         entries.append((_display(path), resolved_file(path), data))
     stored = store.entries if store is not None else None
     facts = {}
+    keys = []
     for display, path, data in entries:
         key, facts[display] = file_facts(path, data, stored, since_ns)
+        keys.append(key)
         if key is not None and store is not None:
             store.used.add(key)
             facts[display].on_change = store.mark_changed
-    return ProjectIndex(entries, store, facts)
+    files = {display: (path, data) for display, path, data in entries}
+    snapshot = signature(entries, keys) if store is not None else None
+    return RunIndex(files, facts, lambda: ProjectIndex(entries, store, facts), store, snapshot)
 
 
 def resolved_file(path: Path) -> Path:
@@ -61,11 +68,12 @@ def resolved_file(path: Path) -> Path:
     a few hundred directories, and resolving stats every component of the path)."""
     if path.is_symlink():
         return path.resolve()
-    return _resolved_directory(os.getcwd(), path.parent) / path.name
+    directory, name = os.path.split(path)
+    return _resolved_directory(os.getcwd(), directory) / name
 
 
 @cache
-def _resolved_directory(cwd: str, directory: Path) -> Path:
+def _resolved_directory(cwd: str, directory: str) -> Path:
     """``directory`` resolved from ``cwd`` (a relative one means another directory after a
     change of the working directory: an editor's server, a test)."""
     return (Path(cwd) / directory).resolve()
@@ -78,7 +86,7 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def extra_kernel_files(index: ProjectIndex, asked: set[str]) -> list[tuple[Path, str, bytes]]:
+def extra_kernel_files(index: RunIndex, asked: set[str]) -> list[tuple[Path, str, bytes]]:
     """Kernel files not asked for whose lint reads a file that was: linting ``ops.py`` alone
     reports what its launches imply about the kernels of ``kernels.py``."""
     extra = []
@@ -86,7 +94,7 @@ def extra_kernel_files(index: ProjectIndex, asked: set[str]) -> list[tuple[Path,
         context = index.context_for(display) if display not in asked else None
         if context is not None and asked.intersection(context.sources):
             extra.append(display)
-    return [(index.files[d].path, d, index.files[d].data) for d in sorted(extra)]
+    return [(index.files[d][0], d, index.files[d][1]) for d in sorted(extra)]
 
 
 def route_findings(
