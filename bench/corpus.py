@@ -79,6 +79,32 @@ FILE_SECONDS = 90  # one file that takes longer is recorded as a timeout
 NOTES = """
 ## Reading the numbers
 
+- **Rounds 29, 29t and 29c, read blind (26 November 2026, second session).** Seeds written
+  down before the draws (2901, 2902); five new readers who had not seen the rules' code, same
+  brief as rounds 25-28. The run is merge5: TL209's rows of full-vocabulary logits are info
+  (`model/logit_rows.py`), TL101's tiles that only some autotune configs or non-power-of-2
+  extents leave partial, with values no reduction reads, are info (`model/partial_tiles.py`),
+  TL203 keeps a launching function's `weight` parameter a model tensor, knows that a Triton
+  extension language's object (`tle.distributed_barrier(mesh)`) must be constexpr, and makes a
+  size that a constexpr stride of the same tensor spans info; 369 error/warning findings of
+  default rules outside vendor forks (381 before). **Round 29** (uniform 80): 65 TP, 11
+  debatable, 4 FP = **81% TP, 95% not FP**: both whole-sample targets are met. Per rule: TL207
+  15/0/0, TL205, TL502 1/0/0, TL302 2/0/0, TL104 16/9/0 (64% TP: TL104's warning tier is over
+  its 50% target), TL203 26/1/4 (**84%**), TL208 4/1/0 (**80%**: one `tl.make_block_ptr` in a
+  branch only pre-Hopper GPUs compile, in a function nothing in the package calls). **Round
+  29t** (30 more of TL203's 138 warnings): 23/5/2; rounds 29 and 29t together read 61 distinct
+  TL203 findings: 49 TP, 6 debatable, 6 FP (**80% TP**). Nine of TL203's twelve non-TP
+  findings are a batch that is 1 in every production call: lightning attention's unused `b`
+  (four: the only serving caller asserts `output.shape[0] == 1` after the call), FLA's packed-
+  varlen kernels whose serving callers pass `cu_seqlens`, up to three calls up (four) and a
+  decoding function documented for `[1, T, H, K]`; the other three are a draft length, a per-
+  frame token count and a function nothing calls. **Round 29c** (census of the eleven small
+  rules' findings round 29 did not draw, 16): TL101 5/0/0, TL102 2/0/0, TL205 1/0/0, TL209
+  2/0/0, TL302 4/0/0, TL103 0/1/0 (a `tl.max` shift that cancels in a log-sum-exp), TL301
+  0/1/0 (a tanh through `exp` that needs router logits above ~1320). So the target that every
+  rule but TL104 reads at least 85% TP is **not met** on round 29's sample: TL203 (84%) and
+  TL208 (80%, one finding of five).
+
 - **Rounds 28, 28t and 28c, read blind (26 November 2026).** Seeds written down before the
   draws (2801, 2802); five new readers who had not seen the rules' code, same brief as rounds
   25-27. The run is merge af84f13: TL203 leaves out sizes computed from a model weight's
@@ -864,6 +890,27 @@ UNIFORM_ROUNDS = {
         "TL204, TL205, TL209, TL210, TL301, TL302 and TL502 in the run of round 28 (29; rules "
         "with too few findings for a uniform draw to say anything about them one by one), "
         "listed before reading and read blind by a fifth reader",
+        None,
+    ),
+    "29": (
+        "`--uniform 80 --seed 2901`: every default rule's error/warning findings outside "
+        "vendor-fork directories, from the corpus run of merge5 (session 2026-11-26 second: "
+        "TL209 and TL101 evidence tiers, TL203 weight parameters, extension-language objects "
+        "and sizes a constexpr stride spans, code no launch compiles dropped); seed written "
+        "down before the draw; read blind by three new readers (27/27/26 findings each, same "
+        "brief as rounds 25-28)",
+        None,
+    ),
+    "29t": (
+        "`--uniform 30 --only TL203 --seed 2902`: TL203's warnings alone, from the same run "
+        "as round 29, round 29's draws left out (seed written down with round 29's); read "
+        "blind by a fourth reader",
+        None,
+    ),
+    "29c": (
+        "a census, not a draw: every error/warning finding of TL101, TL102, TL103, TL105, "
+        "TL204, TL205, TL209, TL210, TL301, TL302 and TL502 in the run of round 29 that round "
+        "29 did not draw (16 of 20), listed before reading and read blind by a fifth reader",
         None,
     ),
 }
