@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from triton_lint.model.host_reads import relevant_read
 from triton_lint.model.host_text import relevant_text
 
 SOURCE = textwrap.dedent(
@@ -70,3 +71,18 @@ def test_only_the_statements_a_launch_or_call_needs_are_kept_in_place() -> None:
 def test_a_file_that_does_not_parse_is_left_to_libcst() -> None:
     broken = "def f(:\n    launch_add(x)\n"
     assert relevant_text(broken, frozenset({"launch_add"})) == (broken, set())
+
+
+def test_assignments_no_kept_line_reads_are_blank_and_move_no_digest() -> None:
+    source = SOURCE + "SCALE = LIMIT // 2\n_cache = {}\nout = launch_add(1, 2)\n"
+    text, blank = relevant_text(source, frozenset({"launch_add"}))
+    kept = {line.strip() for line in text.splitlines() if line.strip()}
+    assert "LIMIT = 4096" in kept  # read by the autograd forward
+    assert "out = launch_add(1, 2)" in kept  # a call of the launching function
+    assert not {"SCALE = LIMIT // 2", "_cache = {}"} & kept
+    assert blank == {"unrelated", "Unused"}
+    digest = relevant_read(SOURCE, frozenset({"launch_add"}))[2]
+    appended = relevant_read(SOURCE + "_edit = 1\n", frozenset({"launch_add"}))[2]
+    assert appended == digest
+    read = relevant_read(SOURCE + "LIMIT = 8192\n", frozenset({"launch_add"}))[2]
+    assert read != digest  # a kept line reads LIMIT

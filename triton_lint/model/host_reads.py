@@ -28,9 +28,11 @@ def whole_digest(data: bytes) -> str:
 
 
 def host_digest(text: str, relevant: str, blank: Iterable[str]) -> str:
-    """The digest of the relevant text ``relevant`` of ``text`` and the names it made blank."""
+    """The digest of the relevant text ``relevant`` of ``text`` and the names it made blank.
+    Blank lines at its end are left out: a statement added after the last kept one and made
+    blank moves nothing the lint read."""
     hasher = hashlib.blake2b(digest_size=16)
-    hasher.update(relevant.encode("utf-8", "surrogatepass"))
+    hasher.update(relevant.rstrip().encode("utf-8", "surrogatepass"))
     hasher.update(("\0" + "\0".join(sorted(blank))).encode())
     if "noqa" in text.lower():  # every suppression directive says `noqa`
         for number, line in enumerate(text.splitlines(), start=1):

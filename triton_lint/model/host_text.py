@@ -89,7 +89,77 @@ def relevant_text(text: str, names: frozenset[str]) -> tuple[str, set[str]]:
         for index in range(first - 1, min(last, len(lines))):
             line = lines[index]
             lines[index] = line[len(line.rstrip("\r\n")) :]
+    for first, last in _unread_assignments(units, lines, used):
+        blanked = True
+        for index in range(first - 1, min(last, len(lines))):
+            line = lines[index]
+            lines[index] = line[len(line.rstrip("\r\n")) :]
     return ("".join(lines), dropped) if blanked else (text, dropped)
+
+
+def _unread_assignments(
+    units: list[tuple[int, int, ast.stmt, bool]], lines: list[str], used: set[int]
+) -> list[tuple[int, int]]:
+    """The lines of the top-level assignments to names that no kept line mentions, even
+    through another such assignment that one mentions (``_cache = {}`` next to a launching
+    function that never reads it): a statement added at the end of a launching file then
+    leaves the digest of what its kernel files' lints read as it was. An assignment on a
+    line of ``used`` (a launch, a call of a launching function) or sharing a line with
+    another statement is kept. The names stay out of the blank names: nothing
+    kept reads them."""
+    owners = [0] * (len(lines) + 2)
+    for first, last, _, _ in units:
+        for line in range(first, min(last, len(lines)) + 1):
+            owners[line] += 1
+    pending: dict[tuple[int, int], set[str]] = {}
+    for first, last, node, top_level in units:
+        targets = _assigned(node) if top_level else set()
+        span = range(first, min(last, len(lines)) + 1)
+        if targets and all(owners[line] == 1 and line not in used for line in span):
+            pending[(first, last)] = targets
+    if not pending:
+        return []
+    inside = {line for first, last in pending for line in range(first, last + 1)}
+    read = {
+        word
+        for number, line in enumerate(lines, start=1)
+        if number not in inside
+        for word in _IDENTIFIER.findall(line)
+    }
+    changed = True
+    while changed:
+        changed = False
+        for span, targets in list(pending.items()):
+            if targets & read:
+                del pending[span]
+                read.update(
+                    word
+                    for line in lines[span[0] - 1 : span[1]]
+                    for word in _IDENTIFIER.findall(line)
+                )
+                changed = True
+    return sorted(pending)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _assigned(node: ast.stmt) -> set[str]:
+    """The names a plain top-level assignment binds (``X = ...``, ``a, b = ...``,
+    ``X: int = ...``); none for any other statement."""
+    if isinstance(node, ast.AnnAssign):
+        targets = [node.target]
+    elif isinstance(node, ast.Assign):
+        targets = node.targets
+    else:
+        return set()
+    names: set[str] = set()
+    for target in targets:
+        parts = target.elts if isinstance(target, ast.Tuple | ast.List) else [target]
+        if not all(isinstance(part, ast.Name) for part in parts):
+            return set()
+        names.update(part.id for part in parts)  # type: ignore[attr-defined]
+    return names
 
 
 def _dispatch_helpers(tree: ast.Module, text: str, names: frozenset[str]) -> set[str]:
