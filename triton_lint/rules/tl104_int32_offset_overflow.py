@@ -139,18 +139,17 @@ def launch(x: torch.Tensor, y: torch.Tensor) -> None:
         # One finding per index source: widening it there fixes every product it feeds.
         groups: dict[tuple[int, ...], list[_Product]] = {}
         sources_of: dict[tuple[int, ...], list[cst.Call]] = {}
+        walked: set[int] = set()  # reached from an earlier address: all below it was walked then
+        stop = lambda node: id(node) in walked or _widened_coordinate(kernel, node)  # noqa: E731
         for address in self._addresses(kernel):
-            stop = lambda node: _widened_coordinate(kernel, node)  # noqa: E731
+            walked |= seen
             for node in kernel.facts(Dependencies).closure(
                 address, through_calls=False, stop_below=stop
             ):
                 if id(node) in seen:
                     continue
                 seen.add(id(node))
-                if not (
-                    isinstance(node, cst.BinaryOperation)
-                    and isinstance(node.operator, cst.Multiply)
-                ):
+                if type(node) is not cst.BinaryOperation or type(node.operator) is not cst.Multiply:
                     continue
                 hit = self._check_product(kernel, node)
                 if hit is None:
