@@ -36,21 +36,26 @@ class Structure:
         self._exits: list[tuple[int, cst.BaseExpression]] | None = None
 
     def _build_parents(self, root: cst.CSTNode) -> None:
-        """Parent links and pre-order numbers (source order) of every node in the kernel."""
+        """Parent links and pre-order numbers (source order) of every node in the kernel.
+
+        The stack holds a node to enter, or the ``id`` (an int) of one whose subtree is done:
+        no tuple per push, on the walk every kernel's first analysis pays for."""
         counter = 0
-        stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+        parents, pre, last = self._parent, self._pre, self._last
+        stack: list[cst.CSTNode | int] = [root]
         while stack:
-            node, done = stack.pop()
-            if done:
-                self._last[id(node)] = counter
+            node = stack.pop()
+            if type(node) is int:
+                last[node] = counter
                 continue
             counter += 1
-            self._pre[id(node)] = counter
-            stack.append((node, True))
-            kids = iter_children(node)
+            key = id(node)
+            pre[key] = counter
+            stack.append(key)
+            kids = iter_children(node)  # type: ignore[arg-type]
             for child in kids:
-                self._parent[id(child)] = node
-            stack.extend((child, False) for child in reversed(kids))
+                parents[id(child)] = node  # type: ignore[assignment]
+            stack.extend(reversed(kids))
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parent.get(id(node))
