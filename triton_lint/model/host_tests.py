@@ -40,7 +40,7 @@ class HostDivisibility:
         sizes = self._texts(site, bound[size])
         tiles = self._texts(site, bound[tile])
         for test in site.holding_tests():
-            for left, right in _zero_remainders(test):
+            for left, right in zero_remainders(test):
                 if self._text(left) in sizes and self._text(right) in tiles:
                     return True
         return False
@@ -83,11 +83,11 @@ def asserted_divisor(kernel: Kernel, site: LaunchSite, argument: cst.BaseExpress
     return any(
         kernel.code(divisor) == text
         for test in site.holding_tests()
-        for _, divisor in _zero_remainders(test)
+        for _, divisor in zero_remainders(test)
     )
 
 
-def _zero_remainders(
+def zero_remainders(
     test: cst.BaseExpression,
 ) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
     """``(a, b)`` for every conjunct ``a % b == 0`` or ``not a % b`` of ``test``."""

@@ -23,7 +23,7 @@ from triton_lint.model.calls import tl_short
 from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.evaluate import evaluate
 from triton_lint.model.host import bind_call, function_facts
-from triton_lint.model.host_tests import conjuncts
+from triton_lint.model.host_tests import zero_remainders
 from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
 from triton_lint.model.lane_bounds import Evidence, LaneBounds
 from triton_lint.model.names import dotted_name
@@ -188,27 +188,9 @@ def _asserted_multiple(site: LaunchSite, argument: cst.BaseExpression, code: Cod
     """``g`` of a holding host test ``argument % g == 0`` (or ``not argument % g``)."""
     text = code(argument)
     for test in site.holding_tests():
-        for part in conjuncts(test):
-            remainder = _zero_remainder(part)
-            if (
-                isinstance(remainder, cst.BinaryOperation)
-                and isinstance(remainder.operator, cst.Modulo)
-                and code(remainder.left) == text
-                and isinstance(divisor := evaluate(remainder.right), int)
-                and divisor > 0
-            ):
+        for left, right in zero_remainders(test):
+            if code(left) == text and isinstance(divisor := evaluate(right), int) and divisor > 0:
                 return divisor
-    return None
-
-
-def _zero_remainder(test: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``a % b`` of ``a % b == 0`` or ``not a % b``."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return test.expression
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        zero = test.comparisons[0]
-        if isinstance(zero.operator, cst.Equal) and evaluate(zero.comparator) == 0:
-            return test.left
     return None
 
 
