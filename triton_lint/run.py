@@ -27,6 +27,7 @@ from triton_lint.project.run import (
     project_root,
     reads_hold,
     remember_reads,
+    resolved_directory,
     resolved_file,
     route_findings,
 )
@@ -327,22 +328,13 @@ def _words(part: str) -> frozenset[str]:
 
 
 def _relative(path: Path, root: Path) -> str:
-    cwd = "" if path.is_absolute() else os.getcwd()  # a relative one after a `chdir`
-    directory = _relative_directory(cwd, path.parent, root)
-    if directory is None:
-        return path.as_posix()
-    return f"{directory}/{path.name}" if directory else path.name
-
-
-@cache
-def _relative_directory(cwd: str, directory: Path, root: Path) -> str | None:
-    """``directory`` resolved from ``cwd``, relative to ``root`` ("" for the root, None
-    outside it): once per directory (resolving a path stats every component)."""
+    """``path`` relative to ``root``, its directory resolved once (`resolved_directory`); as
+    given when it lies outside the root."""
+    directory, name = os.path.split(path)
     try:
-        relative = (Path(cwd) / directory).resolve().relative_to(root).as_posix()
+        return (resolved_directory(os.getcwd(), directory) / name).relative_to(root).as_posix()
     except ValueError:
-        return None
-    return "" if relative == "." else relative
+        return path.as_posix()
 
 
 def lint_paths(paths: list[Path], options: RunOptions) -> RunResult:

@@ -18,13 +18,13 @@ class ModuleNames:
 
     def __call__(self, path: Path) -> tuple[str, bool]:
         own = [] if path.name == "__init__.py" else [path.stem]
-        return ".".join([*self._package(path.parent), *own]), path.name == "__init__.py"
+        return ".".join([*self.package(path.parent), *own]), path.name == "__init__.py"
 
-    def _package(self, directory: Path) -> tuple[str, ...]:
+    def package(self, directory: Path) -> tuple[str, ...]:
         """The dotted parts of ``directory`` as a package (none when it is not one)."""
         if directory not in self._packages:
             if (directory / "__init__.py").is_file() and directory.parent != directory:
-                self._packages[directory] = (*self._package(directory.parent), directory.name)
+                self._packages[directory] = (*self.package(directory.parent), directory.name)
             else:
                 self._packages[directory] = ()
         return self._packages[directory]

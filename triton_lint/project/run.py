@@ -69,11 +69,11 @@ def resolved_file(path: Path) -> Path:
     if path.is_symlink():
         return path.resolve()
     directory, name = os.path.split(path)
-    return _resolved_directory(os.getcwd(), directory) / name
+    return resolved_directory(os.getcwd(), directory) / name
 
 
 @cache
-def _resolved_directory(cwd: str, directory: str) -> Path:
+def resolved_directory(cwd: str, directory: str) -> Path:
     """``directory`` resolved from ``cwd`` (a relative one means another directory after a
     change of the working directory: an editor's server, a test)."""
     return (Path(cwd) / directory).resolve()

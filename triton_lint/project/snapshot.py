@@ -15,7 +15,6 @@ the signature says are the bytes the context was built from.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,13 +36,10 @@ def signature(entries: list[tuple[str, Path, bytes]], keys: list[str | None]) ->
     if any(key is None for key in keys):
         return None
     modules = ModuleNames()
-    packages: dict[str, str] = {}  # directory -> the package it is ("" for none)
     digest = hashlib.blake2b(digest_size=16)
     for (display, path, _), key in zip(entries, keys, strict=True):
-        directory = os.path.dirname(path)
-        if directory not in packages:
-            packages[directory] = modules(Path(directory, "__init__.py"))[0]
-        digest.update(f"{display}\0{key}\0{packages[directory]}\n".encode())
+        package = ".".join(modules.package(path.parent))
+        digest.update(f"{display}\0{key}\0{package}\n".encode())
     return f"{PREFIX}{digest.hexdigest()}"
 
 
@@ -97,7 +93,7 @@ class RunIndex:
     def remember(self) -> None:
         """Keep this run's answers under its signature (call when the run has asked all)."""
         store = self._store
-        if store is None or self._key is None:
+        if store is None:
             return
         store.used.add(self._key)
         if self._saved is not None and self._index is None:
