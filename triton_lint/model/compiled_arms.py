@@ -23,7 +23,8 @@ import libcst as cst
 from triton_lint.finding import Span
 from triton_lint.model.evaluate import UNKNOWN, evaluate
 from triton_lint.model.fixed_constexprs import Arm, FixedConstexprs
-from triton_lint.model.kernel import Kernel, LaunchSite, ModuleModel
+from triton_lint.model.host import bind_call
+from triton_lint.model.kernel import Kernel, ModuleModel
 from triton_lint.model.provenance import Provenance
 from triton_lint.model.tree import iter_nodes
 
@@ -72,7 +73,7 @@ class CompiledArms(FixedConstexprs):
             configs.append(default)  # a config that leaves it to the default
         values: list[Any] = []
         for site in self.kernel.launches:
-            written = _written(site, param.index, name)
+            written = bind_call(self.kernel.node, site.call).get(name)
             if written is not None:
                 values.append(evaluate(written))
             elif any(arg.star for arg in site.call.args):
@@ -145,23 +146,6 @@ def truth(test: cst.BaseExpression, env: dict[str, Any]) -> Any:
             left = right
         return True
     return evaluate(test, env)
-
-
-def _written(site: LaunchSite, index: int, name: str) -> cst.BaseExpression | None:
-    """The argument the launch's own call writes for parameter ``name`` (by keyword, or by
-    position before any ``*args``), not one a ``**kwargs`` dict supplies."""
-    spread = False
-    for arg in site.call.args:
-        if arg.keyword is not None:
-            if arg.keyword.value == name:
-                return arg.value
-        elif arg.star:
-            spread = True
-        elif not spread:
-            if index == 0:
-                return arg.value
-            index -= 1
-    return None
 
 
 def in_dead_arm(model: ModuleModel, kernel_name: str | None, span: Span) -> bool:
