@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from triton_lint.finding import Category, Finding, Severity
+from triton_lint.model.callers import free_names
 from triton_lint.model.calls import tl_short
 from triton_lint.model.host import assignment_before, dimension_axis
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
@@ -328,7 +329,16 @@ def _sizes_the_grid(kernel: Kernel, param: str) -> bool:
             for n in iter_nodes(dim)
             if isinstance(n, cst.SimpleString)
         }
-        names = {n.value for n in iter_nodes(argument) if isinstance(n, cst.Name)}
+        names = free_names(argument) if _plain_arithmetic(argument) else set()
         if code(argument) in texts or param in texts or (names and names <= texts):
             return True  # the value, or every size it is computed from (`M=E * N`)
     return False
+
+
+def _plain_arithmetic(expr: cst.BaseExpression) -> bool:
+    """``expr`` combines host names and literals with operators only (``E * N``): a tensor's
+    dimension (``x.shape[0]``) is not the same size as another dimension of ``x`` the grid
+    uses, though both read ``x``."""
+    return not any(
+        isinstance(n, cst.Attribute | cst.Subscript | cst.Call) for n in iter_nodes(expr)
+    )
