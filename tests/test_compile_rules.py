@@ -454,6 +454,7 @@ def test_tl101_a_tile_partial_only_for_some_sizes_is_information():
         (37, "TL101", "info"),  # `min(64, next_power_of_2(M))` through a nested `inner(...)`
         (54, "TL101", "error"),  # the same tiles, but `tl.sum` reads the lanes past the end
         (69, "TL101", "error"),  # tiles of 128 and 256 never divide `n % 64 == 0`
+        (83, "TL101", "error"),  # a tensor-method reduction (`(...).sum()`) reads the lanes
     }
     assert (
         "only when autotune picks `BLOCK_M=256` and `M` is an odd multiple of 128"

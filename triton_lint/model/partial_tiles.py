@@ -19,7 +19,6 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from triton_lint.model.calls import tl_short
 from triton_lint.model.dependencies import Dependencies
 from triton_lint.model.evaluate import evaluate
 from triton_lint.model.host import bind_call, function_facts
@@ -27,7 +26,7 @@ from triton_lint.model.host_tests import zero_remainders
 from triton_lint.model.kernel import Kernel, LaunchSite, MemoryAccess
 from triton_lint.model.lane_bounds import Evidence, LaneBounds
 from triton_lint.model.names import dotted_name
-from triton_lint.model.reductions import REDUCTIONS
+from triton_lint.model.reductions import reductions
 from triton_lint.model.tree import iter_nodes
 
 #: Source text of a node of the launching file.
@@ -87,20 +86,15 @@ class PartialTiles:
         return pairs
 
     def _reaches_reduction(self, access: MemoryAccess) -> bool:
-        """A sum, max, dot, scan... reads the loaded values: the lanes past the end would mix
-        into the lanes in range."""
+        """A sum, max, dot, scan... reads the loaded values (`reductions`, with operands
+        passed by keyword): the lanes past the end would mix into the lanes in range. A
+        dot's accumulator (`tl.dot(a, b, acc)`) is added element by element, as are the
+        lanes outside a reduction's input."""
         deps = self.kernel.facts(Dependencies)
-        for site in self.kernel.calls:
-            short = tl_short(self.kernel, site.node)
-            if short not in REDUCTIONS:
-                continue
-            # a dot reduces its two operands; its accumulator (`tl.dot(a, b, acc)`) is added
-            # element by element, as are the lanes outside a reduction's input
-            reduced = 2 if REDUCTIONS[short] == "dot" else 1
-            operands = [a.value for a in site.node.args if a.keyword is None][:reduced]
-            operands += [
+        for reduction in reductions(self.kernel):
+            operands = [*reduction.operands] + [
                 a.value
-                for a in site.node.args
+                for a in reduction.call.args
                 if a.keyword is not None and a.keyword.value in ("input", "other", "a", "b")
             ]
             for operand in operands:
