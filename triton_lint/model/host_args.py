@@ -65,7 +65,7 @@ def _strides_of(
         value = site.host_definitions.get(expr.value.value)
         if value is not None:
             return _strides_of(site, expr.with_changes(value=value), hops - 1)
-    stride = _stride_call(expr)
+    stride = stride_call(expr)
     return None if stride is None else [stride]
 
 
@@ -81,7 +81,7 @@ def _every_stride(
     return [pair for f in found for pair in f or ()]
 
 
-def _stride_call(expr: cst.BaseExpression) -> tuple[str, int] | None:
+def stride_call(expr: cst.BaseExpression) -> tuple[str, int] | None:
     """``x.stride(k)``, ``x.stride(dim=k)`` or ``x.stride()[k]`` with a literal ``k``."""
     axis_node: cst.BaseExpression | None = None
     call = expr

@@ -39,7 +39,7 @@ def logit_rows(site: LaunchSite, label: str) -> str | None:
     if vocab is not None:
         return f"the rows of `{owner}`, each `{vocab}` wide"
     for dim in site.grid_dims or []:
-        tiled = _tiled_vocabulary(site, dim)
+        tiled = _tiled_vocabulary(dim)
         if tiled is not None:
             return f"another grid axis tiles the vocabulary `{tiled}` of each row"
     passed = [a for a in site.args if isinstance(a, cst.Name) and _LOGITS.search(a.value)]
@@ -97,7 +97,7 @@ def _tensor_of(dimension: cst.BaseExpression) -> str | None:
     return None
 
 
-def _tiled_vocabulary(site: LaunchSite, dim: cst.BaseExpression) -> str | None:
+def _tiled_vocabulary(dim: cst.BaseExpression) -> str | None:
     """``cdiv(vocab_size, BLOCK)`` (or ``(vocab_size + B - 1) // B``) on a grid axis."""
     for node in iter_nodes(dim):
         numerator: cst.BaseExpression | None = None

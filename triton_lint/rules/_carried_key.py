@@ -1,15 +1,18 @@
-"""TL203's test that a constexpr's value is already carried by another constexpr the kernel
-needs at compile time: every launch passes it a factor of what it passes the other
-(``BATCH=batch`` beside ``ROWS=batch * seq * heads``, ``SEQ=x.shape[1]`` beside ``M=rows``
-with ``rows = x.numel() // 3072``), so the kernel compiles once per value of the other anyway
-and dropping the annotation saves no compilation."""
+"""TL203's test that a constexpr's value is already carried by another constexpr that stays
+one: a constexpr the kernel needs at compile time, or a tensor's stride (which TL203 never asks
+to drop). Every launch passes it a factor of what it passes the other (``BATCH=batch`` beside
+``ROWS=batch * seq * heads``, ``SEQ=x.shape[1]`` beside ``M=rows`` with ``rows = x.numel() //
+3072``), a value an object the other holds (a device mesh built from ``num_blocks``), or a
+dimension that a stride of an earlier axis spans (``S`` with ``N == F * S`` beside
+``stride_b=qkv.stride(0)``), so the kernel compiles once per value of the other anyway and
+dropping the annotation saves no compilation."""
 
 from __future__ import annotations
 
 import libcst as cst
 
-from triton_lint.model.evaluate import evaluate
 from triton_lint.model.host import bind_call, dimension_axis, is_shape, returned_value
+from triton_lint.model.host_args import stride_call
 from triton_lint.model.host_tests import conjuncts, equality_sides
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
@@ -21,8 +24,9 @@ _KEEPS_FACTORS = {"int", "abs"}
 
 
 def carrying_constexpr(kernel: Kernel, param: Param, needed: set[str]) -> str | None:
-    """The name of another constexpr in ``needed`` (used at compile time) of which every
-    launch passing ``param`` passes a multiple of ``param``'s value, else None."""
+    """The name of another constexpr, in ``needed`` (used at compile time) or passed a
+    tensor's stride at every launch, of which every launch passing ``param`` passes a
+    multiple of ``param``'s value (see the module docstring), else None."""
     bindings = [(site, site.bound_arguments(kernel)) for site in kernel.launches]
     passing = [(site, bound) for site, bound in bindings if param.name in bound]
     if not passing:
@@ -30,7 +34,7 @@ def carrying_constexpr(kernel: Kernel, param: Param, needed: set[str]) -> str | 
     for other in kernel.params:
         if other.name == param.name or not other.is_constexpr:
             continue
-        if other.name not in needed and not _strides(kernel, passing, other.name):
+        if other.name not in needed and not _strides(passing, other.name):
             continue  # a stride stays constexpr (TL203 leaves strides alone): a carrier too
         if all(
             other.name in bound and _factor_of(kernel, site, bound[param.name], bound[other.name])
@@ -61,23 +65,15 @@ def _factor_of(
     return any(_under_stride(dimension, factors) for dimension in dimensions)
 
 
-def _strides(kernel: Kernel, passing: list[tuple[LaunchSite, dict]], name: str) -> bool:
+def _strides(passing: list[tuple[LaunchSite, dict]], name: str) -> bool:
     """Every launch passing the parameter passes ``name`` a tensor's stride (``x.stride(0)``)."""
     return all(_stride(bound.get(name)) is not None for _, bound in passing)
 
 
 def _stride(value: cst.BaseExpression | None) -> tuple[str, int] | None:
-    """``("x", 0)`` for ``x.stride(0)``."""
-    if not (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value == "stride"
-        and len(value.args) == 1
-    ):
-        return None
-    axis = evaluate(value.args[0].value)
-    tensor = dotted_name(value.func.value)
-    return (tensor, axis) if isinstance(axis, int) and axis >= 0 and tensor else None
+    """``("x", 0)`` for ``x.stride(0)`` (`host_args.stride_call`), a non-negative axis only."""
+    found = stride_call(value) if value is not None else None
+    return found if found is not None and found[1] >= 0 else None
 
 
 def _under_stride(value: cst.BaseExpression, factors: set[str]) -> bool:
