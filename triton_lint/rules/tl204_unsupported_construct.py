@@ -11,7 +11,7 @@ from triton_lint.model.kernel import Kernel
 from triton_lint.model.provenance import Provenance
 from triton_lint.model.structure import Structure
 from triton_lint.model.tree import iter_children
-from triton_lint.rules._unused import unused_note
+from triton_lint.rules._unused import unused_as_information
 from triton_lint.rules.base import Rule
 from triton_lint.target import minor
 
@@ -86,20 +86,18 @@ def count_nonzero(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
+        yield from unused_as_information(kernel, self._findings(kernel))
+
+    def _findings(self, kernel: Kernel) -> Iterator[Finding]:
         visitor = _Finder(minor(kernel.module.target_version))
         _walk(visitor, kernel.node.body)
-        unused: bool | None = None
         for node, what in visitor.found:
             if isinstance(node, cst.Raise) and _under_constexpr_branch(kernel, node):
                 continue  # a static error: pruned unless that branch is chosen at compile time
-            if unused is None:
-                unused = kernel.unlaunched
             yield self.finding(
                 kernel,
                 node,
-                f"{what} is not supported inside a Triton kernel: it fails to compile"
-                + (unused_note(kernel) if unused else ""),
-                severity=Severity.INFO if unused else None,
+                f"{what} is not supported inside a Triton kernel: it fails to compile",
             )
 
 

@@ -12,7 +12,7 @@ from triton_lint.model.kernel import Kernel
 from triton_lint.model.names import TL
 from triton_lint.model.tree import iter_nodes
 from triton_lint.model.usage import Usage
-from triton_lint.rules._unused import unused_note
+from triton_lint.rules._unused import unused_as_information
 from triton_lint.rules.base import Rule
 from triton_lint.target import minor
 
@@ -73,12 +73,7 @@ def relu_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 """
 
     def check_kernel(self, kernel: Kernel) -> Iterator[Finding]:
-        found = list(self._findings(kernel))
-        if found and kernel.unlaunched:
-            for finding in found:
-                finding.severity = Severity.INFO
-                finding.message += unused_note(kernel)
-        yield from found
+        yield from unused_as_information(kernel, self._findings(kernel))
 
     def _findings(self, kernel: Kernel) -> Iterator[Finding]:
         if _version_gated(kernel):
