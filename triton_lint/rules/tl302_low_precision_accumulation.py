@@ -263,8 +263,7 @@ def _accumulating_dot(kernel: Kernel, dot: cst.Call) -> bool:
     """The dot's half-precision sum runs on past one tile: it takes an accumulator
     (``tl.dot(a, b, acc)``), its result is added to one (``acc += tl.dot(...)``, ``acc = acc +
     tl.dot(...)``), or another dot takes its result as the accumulator."""
-    positional = [a.value for a in dot.args if a.keyword is None]
-    if len(positional) > 2 or keyword_arg(dot, "acc") is not None:
+    if _dot_accumulator(dot) is not None:
         return True
     statement = next(
         (
@@ -289,11 +288,16 @@ def _accumulating_dot(kernel: Kernel, dot: cst.Call) -> bool:
     for site in kernel.calls:
         if site.node is dot or tl_short(kernel, site.node) != "dot":
             continue
-        args = [a.value for a in site.node.args if a.keyword is None][2:3]
-        args += [a for a in (keyword_arg(site.node, "acc"),) if a is not None]
-        if any(isinstance(a, cst.Name) and a.value == target.value for a in args):
+        accumulator = _dot_accumulator(site.node)
+        if isinstance(accumulator, cst.Name) and accumulator.value == target.value:
             return True
     return False
+
+
+def _dot_accumulator(dot: cst.Call) -> cst.BaseExpression | None:
+    """The accumulator of ``tl.dot(a, b, acc)`` or ``tl.dot(a, b, acc=acc)``."""
+    positional = [a.value for a in dot.args if a.keyword is None]
+    return positional[2] if len(positional) > 2 else keyword_arg(dot, "acc")
 
 
 def _emulated(kernel: Kernel, half: _Half) -> str | None:
