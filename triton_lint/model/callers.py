@@ -414,7 +414,7 @@ def _substitute(
 ) -> cst.BaseExpression:
     names = {
         id(n): values[n.value]
-        for n in _free_name_nodes(expr)
+        for n in free_name_nodes(expr)
         if isinstance(n, cst.Name) and n.value in values
     }
     return _replace(expr, names) if names else expr
@@ -437,7 +437,7 @@ def _replace(
     return expr.visit(_Replacer(replacements))  # type: ignore[return-value]
 
 
-def _free_name_nodes(expr: cst.CSTNode) -> Iterator[cst.Name]:
+def free_name_nodes(expr: cst.CSTNode) -> Iterator[cst.Name]:
     """Names read as values: not attribute names, not called functions, not keywords."""
     pending: list[cst.CSTNode] = [expr]
     while pending:
@@ -456,7 +456,7 @@ def _free_name_nodes(expr: cst.CSTNode) -> Iterator[cst.Name]:
 
 def free_names(expr: cst.CSTNode) -> set[str]:
     """The names ``expr`` reads as values."""
-    return {node.value for node in _free_name_nodes(expr)}
+    return {node.value for node in free_name_nodes(expr)}
 
 
 def _common(per_call: list[CallerFacts], model: ModuleModel) -> CallerFacts:

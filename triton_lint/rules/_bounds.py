@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from triton_lint.finding import RelatedLocation
+from triton_lint.model.callers import free_name_nodes
 from triton_lint.model.calls import (
     cast_parts,
     is_loop_header,
@@ -404,8 +405,7 @@ def _divisibility_checked(site: LaunchSite, numerator: cst.BaseExpression) -> bo
 def _pinned(kernel: Kernel, site: LaunchSite, numerator: cst.BaseExpression) -> bool:
     """Every name of the numerator is pinned to one literal by a host test (``assert D ==
     256``): a fixed extent, whose tiling is the author's choice (`cdiv(512, bd)`)."""
-    callees = {id(n.func) for n in iter_nodes(numerator) if isinstance(n, cst.Call)}
-    names = [n for n in iter_nodes(numerator) if isinstance(n, cst.Name) and id(n) not in callees]
+    names = list(free_name_nodes(numerator))
     return bool(names) and all(
         (bounds := literal_range(kernel, site, name)) is not None and bounds[0] == bounds[1]
         for name in names
