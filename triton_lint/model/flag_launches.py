@@ -17,6 +17,7 @@ from triton_lint.model.earlier_tiles import ceil_division
 from triton_lint.model.evaluate import evaluate
 from triton_lint.model.host_tests import conjuncts, equality_sides
 from triton_lint.model.kernel import Kernel, LaunchSite
+from triton_lint.model.launches import dict_items
 from triton_lint.model.names import dotted_name
 
 
@@ -79,20 +80,9 @@ def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
 
 
 def _turns_on(node: cst.CSTNode, flag: str) -> bool:
-    if isinstance(node, cst.Dict):
-        return any(
-            isinstance(element, cst.DictElement)
-            and isinstance(element.key, cst.SimpleString)
-            and element.key.evaluated_value == flag
-            and evaluate(element.value) is True
-            for element in node.elements
-        )
-    if isinstance(node, cst.Call) and dotted_name(node.func) == "dict":
-        return any(
-            arg.keyword is not None and arg.keyword.value == flag and evaluate(arg.value) is True
-            for arg in node.args
-        )
-    return False
+    """``node`` is a ``{"FLAG": True}`` or ``dict(FLAG=True)`` (`launches.dict_items`)."""
+    value = dict_items(node).get(flag) if isinstance(node, cst.BaseExpression) else None
+    return value is not None and evaluate(value) is True
 
 
 def _one(site: LaunchSite, axis: int, body: list[cst.BaseStatement]) -> bool:

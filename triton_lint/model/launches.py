@@ -377,11 +377,13 @@ def _keyword_args(
             value = arg.value
             if isinstance(value, cst.Name):
                 value = definitions.get(value.value, value)
-            found.update(_dict_items(value))
+            found.update(dict_items(value))
     return found
 
 
-def _dict_items(value: cst.BaseExpression) -> dict[str, cst.BaseExpression]:
+def dict_items(value: cst.BaseExpression) -> dict[str, cst.BaseExpression]:
+    """The string keys of a ``{"K": v}`` or ``dict(K=v)`` and their values (none for
+    anything else)."""
     if isinstance(value, cst.Call) and dotted_name(value.func) == "dict":
         return {a.keyword.value: a.value for a in value.args if a.keyword is not None}
     if isinstance(value, cst.Dict):
