@@ -86,15 +86,19 @@ def relevant_text(text: str, names: frozenset[str]) -> tuple[str, set[str]]:
         blanked = True
         if top_level:
             dropped.add(node.name)  # type: ignore[attr-defined]
-        for index in range(first - 1, min(last, len(lines))):
-            line = lines[index]
-            lines[index] = line[len(line.rstrip("\r\n")) :]
+        _blank(lines, first, last)
     for first, last in _unread_assignments(units, lines, used):
         blanked = True
-        for index in range(first - 1, min(last, len(lines))):
-            line = lines[index]
-            lines[index] = line[len(line.rstrip("\r\n")) :]
+        _blank(lines, first, last)
     return ("".join(lines), dropped) if blanked else (text, dropped)
+
+
+def _blank(lines: list[str], first: int, last: int) -> None:
+    """Lines ``first`` to ``last`` (1-based) of ``lines`` made empty, their line ends kept,
+    so every later line keeps its number."""
+    for index in range(first - 1, min(last, len(lines))):
+        line = lines[index]
+        lines[index] = line[len(line.rstrip("\r\n")) :]
 
 
 def _unread_assignments(
