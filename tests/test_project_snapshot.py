@@ -5,6 +5,7 @@ without a cache."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -71,7 +72,9 @@ def test_nothing_changed_answers_from_the_snapshot(tmp_path, case, builds):
     assert len(builds) == 4  # the store keeps the last run's snapshot only
 
 
-def test_a_file_added_deleted_or_touched_builds_the_index_again(tmp_path, case, builds):
+def test_a_file_added_or_deleted_builds_the_index_again_one_touched_does_not(
+    tmp_path, case, builds
+):
     cache = tmp_path / "cache"
     assert _run([case], cache) == set()
     other = case / "pkg" / "other.py"
@@ -82,22 +85,21 @@ def test_a_file_added_deleted_or_touched_builds_the_index_again(tmp_path, case, 
     other.unlink()
     assert _run([case], cache) == set()
     assert len(builds) == 4  # the first, the file added, without a cache, the file deleted
-    _age(case, 90)  # the same bytes, another time stamp
+    _age(case, 90)  # the same bytes, another time stamp: the same answers
     assert _run([case], cache) == set()
-    assert len(builds) == 5
     assert _run([case], cache) == set()
-    assert len(builds) == 5
+    assert len(builds) == 4
 
 
-def test_a_file_written_just_now_is_not_trusted_by_its_stat(tmp_path, case, builds):
+def test_a_file_written_just_now_is_read_again_not_trusted_by_its_stat(tmp_path, case, builds):
     cache = tmp_path / "cache"
     layer = case / "pkg" / "layer.py"
     layer.write_text(layer.read_text())  # its time stamp is too close to the run's start
     assert _run([case], cache) == set()
     assert _run([case], cache) == set()
-    assert len(builds) == 2
+    assert len(builds) == 1  # its bytes answer the index's questions as before
     layer.write_text(layer.read_text().replace("    assert n <= 4096\n", ""))
-    assert _run([case], cache) == {("ops.py", 8, "TL209")}
+    assert _run([case], cache) == {("ops.py", 8, "TL209")} == _run([case], None)
 
 
 def test_an_init_added_above_the_project_renames_its_modules(tmp_path, builds):
@@ -151,4 +153,37 @@ def test_a_run_from_the_snapshot_reads_no_outlines_and_keeps_them(tmp_path, case
     layer = case / "pkg" / "layer.py"
     layer.write_text(layer.read_text().replace("    assert n <= 4096\n", ""))
     assert _run([case], cache) == {("ops.py", 8, "TL209")}
-    assert len(loads) == 2
+    assert len(loads) == 1  # the edit changes no answer of the index: its lint reads it
+    layer.write_text(layer.read_text().replace("ops.add_bias_rows(", "ops.add_bias_rows2("))
+    assert _run([case], cache) == {("ops.py", 8, "TL209")} == _run([case], None)
+    assert len(loads) == 2  # the call is gone: the index is built again
+
+
+def test_the_views_are_read_only_when_a_file_changed_and_written_after_a_build(
+    tmp_path, case, monkeypatch
+):
+    from triton_lint.cache import LintCache
+
+    loads: list[int] = []
+    load = LintCache.load_views
+
+    def counting(self):
+        loads.append(1)
+        return load(self)
+
+    monkeypatch.setattr(LintCache, "load_views", counting)
+    cache = tmp_path / "cache"
+    assert _run([case], cache) == set()
+    (views,) = cache.glob("*/project-views")
+    written = views.stat().st_mtime_ns
+    assert _run([case], cache) == set()
+    assert loads == [1]  # the build's (it keeps the answers of files asked the same)
+    layer = case / "pkg" / "layer.py"
+    layer.write_text(layer.read_text().replace("4096", "2048"))
+    _age(case)
+    assert _run([case], cache) == set()
+    assert _run([case], cache) == set()
+    assert loads == [1, 1]  # the edited file's answers, once: its signature is kept after
+    assert views.stat().st_mtime_ns == written
+    stats = [key for key in json.loads(views.parent.joinpath("project-index").read_text())]
+    assert sum(key.startswith("s:") and "layer.py" in key for key in stats) == 1

@@ -35,6 +35,7 @@ _DAY = 86400.0
 _PRUNED = ".last-pruned"
 _INDEX = "project-index"  # JSON, named apart from the entries
 _OUTLINES = "project-outlines"
+_VIEWS = "project-views"
 
 
 def tool_stamp() -> str:
@@ -122,12 +123,22 @@ class LintCache:
     def load_outlines(self) -> dict[str, Any]:
         return self.load_index(_OUTLINES)
 
-    def save_index(self, entries: dict[str, Any], outlines: dict[str, Any] | None) -> None:
+    def load_views(self) -> dict[str, Any]:
+        return self.load_index(_VIEWS)
+
+    def save_index(
+        self,
+        entries: dict[str, Any],
+        outlines: dict[str, Any] | None,
+        views: dict[str, Any] | None = None,
+    ) -> None:
         """Keep the project index's reads for the next run (atomically, like an entry); the
-        outlines only when this run loaded them."""
+        outlines only when this run loaded them, the views when this run built the index."""
         self.put_file(self.entries / _INDEX, entries)
         if outlines is not None:
             self.put_file(self.entries / _OUTLINES, outlines)
+        if views is not None:
+            self.put_file(self.entries / _VIEWS, views)
 
     def _path(self, key: str) -> Path:
         return self.entries / key[:2] / f"{key[2:]}.json"

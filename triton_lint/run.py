@@ -146,7 +146,11 @@ class Runner:
             data = self.read(path)
             if data is not None:
                 contents[path] = data
-        store = Store(cache.load_index(), load=cache.load_outlines) if cache else None
+        store = (
+            Store(cache.load_index(), load=cache.load_outlines, load_views=cache.load_views)
+            if cache
+            else None
+        )
         index = project_index(contents, self.project_files(files, contents), store, since_ns)
         asked = {str(path) for path in contents}
         slots: list[tuple[FileJob | None, FileResult | None]] = []
@@ -184,7 +188,7 @@ class Runner:
         if cache is not None and store is not None:
             index.remember()
             if store.changed or len(store.used) != len(store.entries):
-                cache.save_index(*store.kept())
+                cache.save_index(*store.kept(), store.new_views)
             cache.prune()
 
     def project_files(self, files: list[Path], contents: dict[Path, bytes]) -> list[Path]:

@@ -37,6 +37,8 @@ class DormantFiles:
         self._facts: dict[str, FileFacts] = {}
         self._words: dict[str, set[str]] = {}
         self._statements: dict[str, list[tuple[str, str]]] = {}
+        #: display -> the names looked for in its bytes (`project.views` asks them again)
+        self.searched: dict[str, set[str]] = {}
 
     def add(self, display: str, path: Path, data: bytes, facts: FileFacts) -> None:
         self.files[display] = (path, data)
@@ -58,11 +60,18 @@ class DormantFiles:
         for display, (_, data) in self.files.items():
             if display not in self._words:
                 self._words[display] = self._facts[display].words()
-            if self._words[display] & needles and any(
-                _wants(wanted, by_name, module, name, data)
-                for module, name in self._imports(display)
-            ):
-                found.append(display)
+            if self._words[display] & needles:
+                searched = self.searched.setdefault(display, set())
+
+                def contains(name: str, data: bytes = data, searched: set[str] = searched) -> bool:
+                    searched.add(name)
+                    return name.encode() in data
+
+                if any(
+                    _wants(wanted, by_name, module, name, contains)
+                    for module, name in self._imports(display)
+                ):
+                    found.append(display)
         return found
 
     def _imports(self, display: str) -> list[tuple[str, str]]:
@@ -103,7 +112,11 @@ class DormantFiles:
 
 
 def _wants(
-    wanted: Wanted, by_name: dict[str, list[str]], module: str, name: str, data: bytes
+    wanted: Wanted,
+    by_name: dict[str, list[str]],
+    module: str,
+    name: str,
+    contains: Callable[[str], bool],
 ) -> bool:
     """``from module import name`` imports a wanted name of a wanted module, the module
     itself or everything in it (``*``) while the file writes one of its wanted names, or a
@@ -112,7 +125,7 @@ def _wants(
     launches its kernels nor calls its launching functions."""
     whole = module if not name or name == "*" else f"{module}.{name}"
     if whole in wanted:
-        return any(wanted_name.encode() in data for wanted_name in wanted[whole])
+        return any(contains(wanted_name) for wanted_name in wanted[whole])
     return any(
         target == module or target.startswith(f"{module}.") for target in by_name.get(name, ())
     )

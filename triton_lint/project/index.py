@@ -28,15 +28,9 @@ what is unknown stays unknown.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import re
-from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
-from triton_lint.engine import may_define_kernels
 from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
@@ -44,123 +38,17 @@ from triton_lint.project.dormant import DormantFiles, Wanted
 from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.launch_census import LAUNCH, with_census
 from triton_lint.project.modules import ModuleNames
-from triton_lint.project.outline import Outline, line_starts, occurrences, outline
+from triton_lint.project.project_file import ProjectFile, Universe
 from triton_lint.project.store import Store
-from triton_lint.source import decode
 
 MAX_CALLS = 8
 #: (display path, resolved path, bytes) of each file; each file's byte facts by display path.
 Files = Iterable[tuple[str, Path, bytes]]
 Facts = dict[str, FileFacts]
-#: Names too common to search callers by: every class has them.
-_WORD = re.compile(r"[A-Za-z_]\w*")
 _CALL = r"\s*\("
 _LINE_END = r"[ \t]*(?:#[^\n]*)?(?:\r?\n|$)"  # `return kern`: a dispatch helper's return
+#: Names too common to search callers by: every class has them.
 _UNSEARCHED = {"__init__", "__call__", "forward", "backward", "apply", "run", "main"}
-
-
-@dataclass
-class ProjectFile:
-    """One file of the project as the index reads it (`triton_lint.project.outline`); what
-    it reads is kept in ``store`` by content digest, so a warm run reads no unchanged file's
-    lines again."""
-
-    display: str
-    path: Path
-    data: bytes
-    module: str = ""
-    is_package: bool = False
-    store: Store | None = None
-    _text: str | None = None
-    _outline: Outline | None = None
-    _words: set[str] | None = None
-    _starts: list[int] | None = None
-    _digest: str | None = None
-    _read: bool = False
-    imports: dict[str, str] = field(default_factory=dict)
-    defined: set[str] = field(default_factory=set)
-    kernels: set[str] = field(default_factory=set)
-
-    @property
-    def text(self) -> str:
-        if self._text is None:
-            try:
-                self._text = decode(self.data)
-            except (SyntaxError, UnicodeError, LookupError):
-                self._text = ""
-        return self._text
-
-    @property
-    def digest(self) -> str:
-        if self._digest is None:
-            self._digest = hashlib.blake2b(self.data, digest_size=16).hexdigest()
-        return self._digest
-
-    @property
-    def words(self) -> set[str]:
-        """Every identifier the file writes (to pick the files worth reading further)."""
-        if self._words is None:
-            self._words = set(self._stored(f"w:{self.digest}", self._find_words).split())
-        return self._words
-
-    def _find_words(self) -> str:
-        return " ".join(sorted(set(_WORD.findall(self.text))))  # one string: JSON reads it fast
-
-    def parse(self) -> bool:
-        """Read the file's outline: imports, top-level names, kernels (once)."""
-        if not self._read:
-            self._read = True
-            found = self._stored(f"o:{self.digest}", self._find_outline)
-            self.imports = dict(found["imports"])
-            self.defined = set(found["defined"])
-            self.kernels = set(found["kernels"])
-            package = _package_of(self)
-            for local, (level, rest) in found["relative"].items():
-                anchor = package[: len(package) - level + 1] if level > 1 else package
-                self.imports[local] = ".".join([*anchor, rest])
-        return True
-
-    def _find_outline(self) -> dict[str, Any]:
-        read = self._lines()
-        return {
-            "imports": read.imports,
-            "relative": {k: list(v) for k, v in read.relative.items()},
-            "defined": sorted(read.defined),
-            "kernels": sorted(read.kernels),
-        }
-
-    def _lines(self) -> Outline:
-        if self._outline is None:
-            self._outline = outline(self.text)
-        return self._outline
-
-    def uses(self, names: set[str], after: str) -> list[tuple[str, str]]:
-        """(qualified name of the function holding it or "", dotted name) of each use of one
-        of ``names`` followed by ``after`` (a launch ``[``, a call ``(``)."""
-        wanted = names & self.words
-        if not wanted:
-            return []
-        key = f"u:{self.digest}:{after}:{','.join(sorted(wanted))}"
-        return [tuple(use) for use in self._stored(key, lambda: self._find_uses(wanted, after))]  # type: ignore[misc]
-
-    def _find_uses(self, wanted: set[str], after: str) -> list[list[str]]:
-        scopes = self._lines().scopes
-        if self._starts is None:
-            self._starts = line_starts(self.text)
-        return [
-            [scopes[line] if line < len(scopes) else "", dotted]
-            for line, dotted in occurrences(self.text, self._starts, wanted, after)
-        ]
-
-    def _stored(self, key: str, compute: Callable[[], Any]) -> Any:
-        if self.store is None:
-            return compute()
-        entries = self.store.outlines
-        if key not in entries:
-            entries[key] = compute()
-            self.store.changed = True
-        self.store.used.add(key)
-        return entries[key]
 
 
 class ProjectIndex:
@@ -173,6 +61,8 @@ class ProjectIndex:
         self.facts = dict(facts or {})  # kept by stat signature in ``store``: `filefacts`
         self.by_module: dict[str, ProjectFile] = {}
         self.store = store
+        #: every name the index asks the files about (`project.views`)
+        self.universe = Universe()
         #: files that never name Triton, read once their imports name what the index follows
         self.dormant = DormantFiles(module_name := ModuleNames())
         self._ambiguous: set[str] = set()
@@ -181,7 +71,7 @@ class ProjectIndex:
             if not facts.triton:
                 self.dormant.add(display, path, data, facts)
                 continue
-            entry = ProjectFile(display, path, data, store=store)
+            entry = ProjectFile(display, path, data, store=store, universe=self.universe)
             entry.module, entry.is_package = module_name(path)
             self.files[display] = entry
             if entry.module in self.by_module:
@@ -200,8 +90,6 @@ class ProjectIndex:
         #: a function -> the functions that call it
         self.calling: dict[FunctionKey, set[FunctionKey]] = {}
         self._contexts: dict[str, ProjectContext | None] = {}
-        #: kernel name -> the files that write it (`named_nowhere_else`)
-        self._mentions: dict[str, set[str]] | None = None
         self._build()
 
     # -- building --------------------------------------------------------------------------
@@ -210,7 +98,7 @@ class ProjectIndex:
         kernel_files = [
             f
             for f in self.files.values()
-            if facts[f.display].kernels and may_define_kernels(f.text) and f.parse() and f.kernels
+            if facts[f.display].kernels and f.may_define() and f.parse() and f.kernels
         ]
         if not kernel_files:
             return
@@ -220,7 +108,7 @@ class ProjectIndex:
             wanted.setdefault(kernel_file.module, set()).update(kernel_file.kernels)
         self._admit(wanted)
         for entry in list(self.files.values()):
-            if entry.words & names:  # a launch, or an import under another name
+            if entry.written(names):  # a launch, or an import under another name
                 self._record_launches(entry, names)
         frontier = {key for keys in self.launchers.values() for key in keys}
         seen = set(frontier)
@@ -240,7 +128,7 @@ class ProjectIndex:
 
     def _wake(self, display: str) -> None:
         path, data, (module, is_package) = self.dormant.take(display)
-        entry = ProjectFile(display, path, data, module, is_package, store=self.store)
+        entry = ProjectFile(display, path, data, module, is_package, self.store, self.universe)
         self.files[display] = entry
         if entry.module in self.by_module:
             del self.by_module[entry.module]
@@ -259,8 +147,8 @@ class ProjectIndex:
 
     def _record_launches(self, entry: ProjectFile, names: set[str]) -> None:
         entry.parse()
-        local = names | {n for n, target in entry.imports.items() if target.split(".")[-1] in names}
-        for function, dotted in entry.uses(local, LAUNCH):
+        aliases = {n for n, target in entry.imports.items() if target.split(".")[-1] in names}
+        for function, dotted in entry.uses(names, LAUNCH, aliases):
             target = self.locate_in(entry, dotted)
             if target is None or target[1] not in target[0].kernels:
                 continue
@@ -271,12 +159,12 @@ class ProjectIndex:
             if entry is not kernel_file:
                 refs = self.kernel_refs.setdefault(kernel_file.display, {})
                 refs.setdefault(entry.display, {})[dotted] = kernel
-        self._record_dispatch(entry, local)
+        self._record_dispatch(entry, names, aliases)
 
-    def _record_dispatch(self, entry: ProjectFile, local: set[str]) -> None:
+    def _record_dispatch(self, entry: ProjectFile, names: set[str], aliases: set[str]) -> None:
         """A top-level function of ``entry`` that returns a kernel (a dispatch helper): the
         functions of the same file that call it launch what it returns."""
-        for helper, dotted in entry.uses(local, _LINE_END):
+        for helper, dotted in entry.uses(names, _LINE_END, aliases):
             target = self.locate_in(entry, dotted)
             if not helper or "." in helper or target is None or target[1] not in target[0].kernels:
                 continue
@@ -294,11 +182,11 @@ class ProjectIndex:
     def _record_dispatch_calls(self, kernel_file: ProjectFile, helper: str) -> None:
         """The functions of other files that call a dispatch helper of the kernels' file."""
         for entry in list(self.files.values()):
-            if entry is kernel_file or helper not in entry.words:
+            if entry is kernel_file or not entry.writes(helper):
                 continue
             entry.parse()
-            local = {helper} | {n for n, t in entry.imports.items() if t.split(".")[-1] == helper}
-            for caller, dotted in entry.uses(local, _CALL):
+            aliases = {n for n, t in entry.imports.items() if t.split(".")[-1] == helper}
+            for caller, dotted in entry.uses({helper}, _CALL, aliases):
                 if caller and self._function_key(entry, dotted, caller) == (
                     kernel_file.display,
                     helper,
@@ -320,11 +208,11 @@ class ProjectIndex:
         counts: dict[FunctionKey, int] = {}
         names = set(wanted)
         for entry in list(self.files.values()):
-            if not entry.words & names:
+            if not entry.written(names):
                 continue
             entry.parse()
-            local = names | {n for n, t in entry.imports.items() if t.split(".")[-1] in names}
-            for caller, dotted in set(entry.uses(local, _CALL)):
+            aliases = {n for n, t in entry.imports.items() if t.split(".")[-1] in names}
+            for caller, dotted in set(entry.uses(names, _CALL, aliases)):
                 key = self._function_key(entry, dotted, caller)
                 short = key[1].rsplit(".", 1)[-1] if key is not None else ""
                 if (
@@ -414,17 +302,6 @@ class ProjectIndex:
             return None
         return with_census(self, display, context)
 
-    def named_nowhere_else(self, display: str) -> frozenset[str]:
-        """The kernels of ``display`` whose names no other file writes but to define its own."""
-        if self._mentions is None:
-            names = {name for entry in self.files.values() for name in entry.kernels}
-            self._mentions = {}
-            for entry in self.files.values() if names else ():
-                for name in (entry.words & names) - _defined_only(entry):
-                    self._mentions.setdefault(name, set()).add(entry.display)
-        kernels = self.files[display].kernels
-        return frozenset(k for k in kernels if not self._mentions.get(k, set()) - {display})
-
     def _context_for(self, display: str) -> ProjectContext | None:
         refs = self.kernel_refs.get(display, {})
         dispatch = self.dispatch_refs.get(display, {})
@@ -463,22 +340,3 @@ class ProjectIndex:
             if context is not None and display in context.sources:
                 found.add(kernel_file)
         return found
-
-
-def _package_of(entry: ProjectFile) -> list[str]:
-    parts = entry.module.split(".") if entry.module else []
-    return parts if entry.is_package else parts[:-1]
-
-
-def _defined_only(entry: ProjectFile) -> set[str]:
-    """The kernels ``entry`` defines and never names again (a vendor backend's own copy of a
-    helper): such a file does not refer to another file's kernel of that name. Kept in the
-    store by content digest: a warm run does not count the words of unchanged files again."""
-    if not entry.kernels:
-        return set()
-
-    def written_once() -> str:
-        counts = Counter(word for word in _WORD.findall(entry.text) if word in entry.kernels)
-        return " ".join(sorted(k for k in entry.kernels if counts[k] <= 1))
-
-    return set(entry._stored(f"once:{entry.digest}", written_once).split())

@@ -13,16 +13,12 @@ mention.
 from __future__ import annotations
 
 import dataclasses
-import re
 import weakref
-from collections import Counter
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from triton_lint.model.project import ProjectContext
-
-#: A file of the index (`triton_lint.project.index.ProjectFile`, which imports this module).
-ProjectFile = Any
+from triton_lint.project.project_file import ProjectFile
 
 
 class ProjectIndex(Protocol):
@@ -31,8 +27,6 @@ class ProjectIndex(Protocol):
     files: dict[str, ProjectFile]
 
     def locate_in(self, entry: ProjectFile, dotted: str) -> tuple[ProjectFile, str] | None: ...
-
-    def named_nowhere_else(self, display: str) -> frozenset[str]: ...
 
 
 #: What follows a kernel's name at a launch, `kern[grid]` or `wrap_triton(kern)[grid]` (the
@@ -45,8 +39,22 @@ def with_census(index: ProjectIndex, display: str, context: ProjectContext) -> P
     kernels no other file names and the launch counts."""
     return dataclasses.replace(
         context,
-        unreferenced=index.named_nowhere_else(display),
+        unreferenced=named_nowhere_else(index, display),
         launch_counts=launch_counts(index, display),
+    )
+
+
+def named_nowhere_else(index: ProjectIndex, display: str) -> frozenset[str]:
+    """The kernels of ``display`` whose names no other file writes but to define its own
+    and never name again (a vendor backend's copy of a helper)."""
+    mentions = _mentions(index)
+    return frozenset(
+        kernel
+        for kernel in index.files[display].kernels
+        if all(
+            entry.display == display or kernel in entry.defined_once()
+            for entry in mentions.get(kernel, ())
+        )
     )
 
 
@@ -81,7 +89,7 @@ def _mentions(index: ProjectIndex) -> dict[str, list[ProjectFile]]:
         names = {name for entry in index.files.values() for name in entry.kernels}
         found: dict[str, list[ProjectFile]] = {}
         for entry in index.files.values():
-            for name in entry.words & names:
+            for name in entry.written(names):
                 found.setdefault(name, []).append(entry)
         _MENTIONS[index] = found
     return _MENTIONS[index]
@@ -91,9 +99,8 @@ def _launches_in(index: ProjectIndex, entry: ProjectFile, display: str, kernel: 
     """The launches of ``display``'s ``kernel`` in ``entry``; None when ``entry`` names it
     some other way too."""
     entry.parse()
-    text = entry.text
     if kernel in entry.kernels and kernel not in entry.imports:
-        if kernel not in _marked_words(index, entry):
+        if not entry.is_marked(kernel):
             return 0  # its own kernel of that name: every bare mention is that one
         return None
     located = _located(index)
@@ -109,15 +116,15 @@ def _launches_in(index: ProjectIndex, entry: ProjectFile, display: str, kernel: 
     ]
     expected = imported + len(launches)
     # the substrings bound the whole words (at C speed); the words are counted when they differ
-    if sum(text.count(name) for name in names) != expected:
-        words = _word_counts(index, entry)
-        if sum(words[name] for name in names) != expected:
-            return None
+    if (
+        sum(entry.count(name) for name in names) != expected
+        and sum(entry.word_count(name) for name in names) != expected
+    ):
+        return None
     return len(launches)
 
 
 _LOCATED: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Any]] = weakref.WeakKeyDictionary()
-_WORD_COUNTS: weakref.WeakKeyDictionary[Any, dict[str, Counter[str]]] = weakref.WeakKeyDictionary()
 
 
 def _located(index: ProjectIndex) -> Callable[[ProjectFile, str], Any]:
@@ -133,26 +140,5 @@ def _located(index: ProjectIndex) -> Callable[[ProjectFile, str], Any]:
     return located
 
 
-def _word_counts(index: ProjectIndex, entry: ProjectFile) -> Counter[str]:
-    """Each whole word of ``entry`` (what ``\\bname\\b`` matches) with its count, once per file
-    of the run's index."""
-    counts = _WORD_COUNTS.setdefault(index, {})
-    if entry.display not in counts:
-        counts[entry.display] = Counter(re.findall(r"\w+", entry.text))
-    return counts[entry.display]
-
-
 def _is_kernel(target: tuple[ProjectFile, str] | None, display: str, kernel: str) -> bool:
     return target is not None and target[0].display == display and target[1] == kernel
-
-
-_MARKED: weakref.WeakKeyDictionary[Any, dict[str, set[str]]] = weakref.WeakKeyDictionary()
-
-
-def _marked_words(index: ProjectIndex, entry: ProjectFile) -> set[str]:
-    """The words ``entry`` writes right after a ``.`` or a quote (an attribute, a string: what
-    ``[.'"]\\s*name\\b`` finds), once per file of the run's index."""
-    marked = _MARKED.setdefault(index, {})
-    if entry.display not in marked:
-        marked[entry.display] = set(re.findall(r"[.'\"]\s*(\w+)", entry.text))
-    return marked[entry.display]

@@ -1,20 +1,22 @@
-"""The project index of a warm run whose files are all as the last run saw them: what that
+"""The project index of a warm run whose files read as the last run read them: what that
 run's index answered (the kernel files, each asked-for kernel file's `ProjectContext`) is
-kept in the index store under the signature of every file the index read, and a run with
-the same signature answers from it without building the index.
+kept in the index store under the run's layout (each file's display path, resolved path and
+the package its directory is, in the order the index reads them: a file added or gone, or
+an ``__init__.py`` added above the project, is another layout), with each file's stat
+signature and the digest of what the index read of it (`project.views`).
 
-The signature covers each file's display path, its stat signature (resolved path, size,
-modification time: the key `project.filefacts` keeps a file's byte facts by) and the package
-its directory is (an ``__init__.py`` added above the project renames its modules), in the
-order the index reads them. A run with one file unknown to the store by signature (new, changed,
-written too close to the run's start to trust its time stamp, gone) builds the index as
-before. The snapshot holds no bytes: a context's sources are the files' current bytes, which
-the signature says are the bytes the context was built from.
+A warm run answers from that record without building the index when every file either keeps
+its stat signature (resolved path, size, modification time: the key `project.filefacts` keeps
+a file's byte facts by) or, changed or written too close to the run's start to trust its time
+stamp, gives the index's logged questions the same answers (an edit inside a function body
+that adds no launch, call or mention of what the index follows). Otherwise the index is built
+as before. The snapshot holds no bytes: a context's sources are the files' current bytes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,22 +26,21 @@ from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.index import ProjectIndex
 from triton_lint.project.modules import ModuleNames
 from triton_lint.project.store import Store
+from triton_lint.project.views import asks_of, view, view_now
 
 #: The index store's key prefix of a snapshot (`Store`'s others: ``w:``, ``o:``, ``u:``,
 #: ``once:`` by content digest, ``s:`` by stat signature, ``r:`` a file's read digest).
 PREFIX = "x:"
 
 
-def signature(entries: list[tuple[str, Path, bytes]], keys: list[str | None]) -> str | None:
-    """The store key of a snapshot of these files (``keys``: each one's stat signature key,
-    None where the file's signature is not trusted: then there is no snapshot)."""
-    if any(key is None for key in keys):
-        return None
+def layout(entries: list[tuple[str, Path, bytes]]) -> str:
+    """The store key of a snapshot of these files: each one's display path, resolved path
+    and the package its directory is, in the order the index reads them."""
     modules = ModuleNames()
     digest = hashlib.blake2b(digest_size=16)
-    for (display, path, _), key in zip(entries, keys, strict=True):
+    for display, path, _ in entries:
         package = ".".join(modules.package(path.parent))
-        digest.update(f"{display}\0{key}\0{package}\n".encode())
+        digest.update(f"{display}\0{path}\0{package}\n".encode())
     return f"{PREFIX}{digest.hexdigest()}"
 
 
@@ -53,18 +54,22 @@ class RunIndex:
         facts: dict[str, FileFacts],
         build: Callable[[], ProjectIndex],
         store: Store | None,
-        key: str | None,
+        key: str,
+        stats: dict[str, str | None],
     ) -> None:
         self.files = files  # display -> (path, bytes)
         self.facts = facts
         self._build = build
         self._index: ProjectIndex | None = None
-        self._store = store if key is not None else None
+        self._store = store
         self._key = key
-        saved = store.entries.get(key) if store is not None and key is not None else None
-        self._saved: dict[str, Any] | None = saved if _well_formed(saved) else None
+        #: display -> its size and modification time (None: its stat is not trusted)
+        self._stats = {display: _short(key) for display, key in stats.items()}
+        self._checked = False
+        self._changed: set[str] = set()  # files read again whose answers held
+        self._saved_record: dict[str, Any] | None = None
         self._contexts: dict[str, ProjectContext | None] = {}
-        self._new: dict[str, Any] = {}
+        self._from_saved: set[str] = set()  # contexts answered from the last run's record
 
     @property
     def index(self) -> ProjectIndex:
@@ -72,47 +77,138 @@ class RunIndex:
             self._index = self._build()
         return self._index
 
+    @property
+    def _saved(self) -> dict[str, Any] | None:
+        """The last run's answers, when every file changed since reads as that run read it."""
+        if not self._checked:
+            self._checked = True
+            saved = self._store.entries.get(self._key) if self._store is not None else None
+            if _well_formed(saved) and self._reads_hold(saved):
+                self._saved_record = saved
+        return self._saved_record
+
+    def _reads_hold(self, saved: dict[str, Any]) -> bool:
+        if len(saved["stats"]) != len(self.files):
+            return False
+        changed = [
+            display
+            for display, was in zip(self.files, saved["stats"], strict=True)
+            if self._stats[display] is None or self._stats[display] != was
+        ]
+        if not changed:
+            return True
+        self._changed = set(changed)
+        files = self._views()
+        if not files:
+            return False
+        modules = ModuleNames()
+        universe = frozenset(self._store.views()["universe"])  # type: ignore[union-attr]
+        for display in changed:
+            if display not in files:
+                return False
+            _, asks, digest = files[display]
+            path, _ = self.files[display]
+            facts, module = self.facts[display], modules(path)
+            if view_now(json.loads(asks), display, path, facts, module, universe) != digest:
+                return False
+        return True
+
+    def _views(self) -> dict[str, list[Any]]:
+        """The last build's (stat, asks as JSON, view) of each file, when it is this
+        layout's and well formed; else empty."""
+        views = self._store.views() if self._store is not None else {}
+        if views.get("key") != self._key or not _views_well_formed(views):
+            return {}
+        return views["files"]
+
     def kernel_files(self) -> list[str]:
         """`ProjectIndex.kernel_files`."""
-        if self._saved is not None:
+        if self._index is None and self._saved is not None:
             return list(self._saved["kernel_files"])
         return self.index.kernel_files()
 
     def context_for(self, display: str) -> ProjectContext | None:
         """`ProjectIndex.context_for`, once per file of a run."""
         if display not in self._contexts:
-            saved = self._saved["contexts"] if self._saved is not None else {}
-            context = _decode(saved[display], self.files) if display in saved else _MISSING
+            context = _MISSING
+            if self._index is None and self._saved is not None:
+                saved = self._saved["contexts"]
+                context = _decode(saved[display], self.files) if display in saved else _MISSING
+                if context is not _MISSING:
+                    self._from_saved.add(display)
             if context is _MISSING:
                 context = self.index.context_for(display)
-                if self._store is not None:  # kept: the run's files all have a signature
-                    self._new[display] = _encode(context)
             self._contexts[display] = context  # type: ignore[assignment]
         return self._contexts[display]
 
     def remember(self) -> None:
-        """Keep this run's answers under its signature (call when the run has asked all)."""
+        """Keep this run's answers under its key (call when the run has asked all)."""
         store = self._store
         if store is None:
             return
         store.used.add(self._key)
-        if self._saved is not None and self._index is None:
+        if self._index is None and self._saved is not None:
             store.used.update(store.entries)  # nothing was read again: all still holds
-        if self._saved is None or self._new:
-            contexts = dict(self._saved["contexts"]) if self._saved is not None else {}
-            contexts.update(self._new)
-            store.entries[self._key] = {"kernel_files": self.kernel_files(), "contexts": contexts}
-            store.changed = True
+            for display, was in zip(self.files, self._saved["stats"], strict=True):
+                if display in self._changed and was is not None:  # its bytes' old facts
+                    store.used.discard(f"s:{self.files[display][0]}:{was}")
+            stats = list(self._stats.values())
+            if self._saved["stats"] != stats:  # edits that change no answer
+                store.entries[self._key] = {**self._saved, "stats": stats}
+                store.changed = True
+            return
+        index = self.index
+        contexts = {  # those from the record asked again: their reads are logged with the rest
+            display: _encode(index.context_for(display) if display in self._from_saved else context)
+            for display, context in self._contexts.items()
+        }
+        universe = index.universe.names()
+        ordered = sorted(universe)
+        before = self._views() if self._store.views().get("universe") == ordered else {}
+        files = {}
+        for display in self.files:
+            facts, entry = self.facts[display], index.files.get(display)
+            asked = asks_of(facts, entry, index.dormant.searched.get(display, set()))
+            asks = json.dumps(asked, separators=(",", ":"))
+            stat, last = self._stats[display], before.get(display)
+            if stat is not None and last is not None and last[:2] == [stat, asks]:
+                files[display] = last  # the same bytes asked the same: the same answers
+            else:
+                files[display] = [stat, asks, view(asked, facts, entry, universe)]
+        store.entries[self._key] = {
+            "kernel_files": index.kernel_files(),
+            "contexts": contexts,
+            "stats": list(self._stats.values()),
+        }
+        store.new_views = {"key": self._key, "universe": ordered, "files": files}
+        store.changed = True
+
+
+def _short(key: str | None) -> str | None:
+    """A stat signature key without its path (the layout holds the path)."""
+    return None if key is None else ":".join(key.rsplit(":", 2)[1:])
 
 
 _MISSING: Any = object()
 
 
 def _well_formed(saved: object) -> bool:
+    return isinstance(saved, dict) and all(
+        isinstance(saved.get(key), kind)
+        for key, kind in (
+            ("kernel_files", list),
+            ("contexts", dict),
+            ("stats", list),
+        )
+    )
+
+
+def _views_well_formed(views: dict[str, Any]) -> bool:
+    files = views.get("files")
     return (
-        isinstance(saved, dict)
-        and isinstance(saved.get("kernel_files"), list)
-        and isinstance(saved.get("contexts"), dict)
+        isinstance(files, dict)
+        and isinstance(views.get("universe"), list)
+        and all(isinstance(v, list) and len(v) == 3 for v in files.values())
     )
 
 

@@ -27,6 +27,11 @@ class Store:
     used: set[str] = field(default_factory=set)
     changed: bool = False
     load: Callable[[], dict[str, Any]] | None = None
+    #: what the index read of each file in the last build (`project.views`), kept apart:
+    #: a run reads it only when a file changed, and writes it only after a build
+    load_views: Callable[[], dict[str, Any]] | None = None
+    new_views: dict[str, Any] | None = None
+    _views: dict[str, Any] | None = None
 
     def mark_changed(self) -> None:
         self.changed = True
@@ -39,6 +44,12 @@ class Store:
             for key, value in loaded.items():
                 self.entries.setdefault(key, value)
         return self.entries
+
+    def views(self) -> dict[str, Any]:
+        """The last build's views (loaded on first use)."""
+        if self._views is None:
+            self._views = self.load_views() if self.load_views is not None else {}
+        return self._views
 
     def kept(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """The entries this run used (others belong to files since changed), as the part

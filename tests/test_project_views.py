@@ -1,0 +1,176 @@
+"""A warm run keeps the last run's project index when its edited files give the index's
+questions the answers they gave before (`triton_lint.project.views`), and builds it again when
+one answer changes: in both cases every kernel file's context is the one a fresh index gives."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import triton_lint.project.run as project_run
+from triton_lint.project.filefacts import FileFacts
+from triton_lint.project.modules import ModuleNames
+from triton_lint.project.store import Store
+from triton_lint.project.views import view_now
+
+PROJECT = {
+    "pkg/__init__.py": "",
+    "pkg/kernels.py": (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def add_bias(x_ptr, b_ptr, D, BLOCK: tl.constexpr):\n"
+        "    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    row = tl.program_id(1).to(tl.int64)\n"
+        "    x = tl.load(x_ptr + row * D + cols, mask=cols < D)\n"
+        "    tl.store(x_ptr + row * D + cols, x + 1, mask=cols < D)\n"
+    ),
+    "pkg/ops.py": (
+        "import triton\n\nfrom .kernels import add_bias\n\n\n"
+        "def add_bias_rows(x, b, num_tokens):\n"
+        "    D = x.shape[1]\n"
+        "    add_bias[(triton.cdiv(D, 256), num_tokens)](x, b, D, BLOCK=256)\n"
+    ),
+    "pkg/layer.py": (
+        "from pkg import ops\n\n\n"
+        "def apply_bias(x, b):\n    n = x.shape[0]\n    assert n <= 4096\n"
+        "    ops.add_bias_rows(x, b, n)\n\n\n"
+        "def apply_bias_all(x, b):\n    n = x.shape[0]\n    return n\n"
+    ),
+    "pkg/api.py": "from pkg import ops\n\n\ndef run(x, b):\n    layer.apply_bias(x, b)\n",
+    "pkg/cli.py": "from pkg import layer\n\n\ndef main(x, b):\n    return x\n",
+    "pkg/serve.py": "from pkg import layer\n\n\ndef serve(x, b):\n    layer.apply_bias(x, b)\n",
+}
+
+#: (file, text replaced, replacement, whether the index is built again)
+EDITS = {
+    "a statement in a caller's body": (
+        "pkg/layer.py",
+        "    assert n <= 4096\n",
+        "    assert n <= 2048\n    scale = 1.0\n",
+        False,
+    ),
+    "a kernel's body": ("pkg/kernels.py", "x + 1", "x * 2 + 1", False),
+    "a comment in the launching file": ("pkg/ops.py", "    D =", "    # columns\n    D =", False),
+    "the call moved to another function": (
+        "pkg/layer.py",
+        "    ops.add_bias_rows(x, b, n)\n\n\ndef apply_bias_all(x, b):\n    n = x.shape[0]\n",
+        "\n\ndef apply_bias_all(x, b):\n    n = x.shape[0]\n    ops.add_bias_rows(x, b, n)\n",
+        True,
+    ),
+    "the kernel named once more (the census's count)": (
+        "pkg/ops.py",
+        "    D =",
+        "    # add_bias reads one row\n    D =",
+        True,
+    ),
+    "an import under another name": (
+        "pkg/layer.py",
+        "from pkg import ops\n",
+        "from pkg import ops\nfrom pkg import ops as bias_ops\n",
+        True,
+    ),
+    "the kernel imported from another module (the outline)": (
+        "pkg/ops.py",
+        "from .kernels import add_bias",
+        "from .kernels_v2 import add_bias",
+        True,
+    ),
+    "the kernel named in a string of another file (its words)": (
+        "pkg/layer.py",
+        "    return n\n",
+        '    kind = "add_bias"\n    return n\n',
+        True,
+    ),
+    "a file that never names Triton stops importing the callers (its byte facts)": (
+        "pkg/serve.py",
+        "from pkg import layer\n",
+        "import pkg\n",
+        True,
+    ),
+    "a file that never names Triton calls a caller (a name looked for in its bytes)": (
+        "pkg/cli.py",
+        "    return x\n",
+        "    layer.apply_bias(x, b)\n    return x\n",
+        True,
+    ),
+    "a file that never names Triton imports a caller's module (its byte facts)": (
+        "pkg/api.py",
+        "from pkg import ops\n",
+        "from pkg import layer\n",
+        True,
+    ),
+}
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _contexts(store: Store | None) -> tuple[project_run.RunIndex, dict]:
+    files = {path: path.read_bytes() for path in sorted(Path("pkg").glob("*.py"))}
+    index = project_run.project_index(files, [], store, time.time_ns())
+    return index, {path: index.context_for(path) for path in index.kernel_files()}
+
+
+def _age(root: Path) -> None:
+    """Old enough for the files' stat signatures to be trusted (`filefacts.RACY_NS`)."""
+    then = time.time() - 60
+    for path in root.rglob("*.py"):
+        os.utime(path, (then, then))
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_edit_keeps_or_rebuilds_the_index_and_the_contexts_are_fresh(
+    tmp_path, monkeypatch, edit
+):
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, PROJECT)
+    _age(tmp_path)
+    store = Store()
+    first, before = _contexts(store)
+    first.remember()
+    name, old, new, rebuilt = EDITS[edit]
+    text = (tmp_path / name).read_text()
+    assert old in text
+    (tmp_path / name).write_text(text.replace(old, new))
+    views = store.new_views
+    again_store = Store(dict(store.entries), load_views=lambda: views)
+    again, after = _contexts(again_store)
+    _, fresh = _contexts(None)
+    assert after == fresh
+    assert (again._index is not None) is rebuilt
+    if rebuilt:  # what changed reaches the kernel file's context
+        assert fresh != before
+        again.remember()  # the unchanged files' answers kept, the others asked afresh
+        kept = again_store.new_views
+        universe = frozenset(kept["universe"])
+        for display, (_, asks, digest) in kept["files"].items():
+            path, data = again.files[display]
+            module = ModuleNames()(path)
+            assert digest == view_now(
+                json.loads(asks), display, path, FileFacts(data), module, universe
+            )
+
+
+def test_an_edit_that_changes_no_answer_is_remembered_by_its_signature(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, PROJECT)
+    store = Store()
+    first, _ = _contexts(store)
+    first.remember()
+    layer = tmp_path / "pkg" / "layer.py"
+    layer.write_text(layer.read_text().replace("4096", "2048"))
+    _age(tmp_path)
+    views = store.new_views
+    store = Store(dict(store.entries), load_views=lambda: views)
+    again, _ = _contexts(store)
+    again.remember()
+    (record,) = [v for k, v in store.entries.items() if k.startswith("x:")]
+    assert again._index is None
+    assert len(record["stats"]) == len(PROJECT)
+    assert all(stat is not None for stat in record["stats"])  # the next run reads none again

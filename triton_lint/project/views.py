@@ -1,0 +1,103 @@
+"""What the project index read of each file, as a digest a later run can compare: the index is
+a function of its answers to the questions it asked the files (`project.project_file` logs
+them), so a warm run whose edited files give every logged question the answer they gave
+before would build the same index, and keeps the last run's (`project.snapshot`). Editing a
+function body, a comment or a kernel's code leaves the outline, the launches and calls found
+and the census's counts as they were; adding a launch, an import, a call of a launching
+function or another mention of a kernel's name changes an answer and builds the index again.
+
+The words a file is asked about are compared over every name the index asked any file about
+(its universe), not question by question: the index asks each file about the same few large
+sets of names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from triton_lint.project.filefacts import FileFacts
+from triton_lint.project.project_file import ProjectFile
+
+#: A file's logged questions, as JSON (`asks_of`).
+Asks = dict[str, Any]
+
+
+def asks_of(facts: FileFacts, entry: ProjectFile | None, searched: set[str]) -> Asks:
+    """The questions the index asked of one file: its byte facts, the names looked for in
+    the bytes of a file that never names Triton, and what it read of the text of one it
+    indexed (None when it indexed none)."""
+    asked = entry.asked if entry is not None else None
+    return {
+        "facts": sorted(key for key in facts.record if key in _FACTS),
+        "searched": sorted(searched),
+        "entry": None
+        if asked is None
+        else {
+            "parsed": asked.parsed,
+            "words": asked.words,
+            "may_define": asked.may_define,
+            "once": asked.once,
+            "uses": sorted([after, list(wanted)] for after, wanted in asked.uses),
+            "counts": sorted(asked.counts),
+            "word_counts": sorted(asked.word_counts),
+            "marked": sorted(asked.marked),
+        },
+    }
+
+
+def view(asks: Asks, facts: FileFacts, entry: ProjectFile | None, universe: frozenset[str]) -> str:
+    """The digest of the answers ``facts`` and ``entry`` (the file's current bytes) give to
+    ``asks``."""
+    answers: dict[str, Any] = {
+        "facts": {key: _FACTS[key](facts) for key in asks["facts"]},
+        "searched": [name for name in asks["searched"] if name.encode() in facts.data],
+    }
+    spec = asks["entry"]
+    if spec is not None:
+        if entry is None:
+            return ""
+        answers["entry"] = _text_answers(spec, entry, universe)
+    encoded = json.dumps(answers, separators=(",", ":")).encode()  # built in a fixed order
+    return hashlib.blake2b(encoded, digest_size=16).hexdigest()
+
+
+def view_now(
+    asks: Asks, display: str, path: Path, facts: FileFacts, module: tuple[str, bool], universe
+) -> str:
+    """`view` of a file as it is now (read afresh: nothing of it is kept by its old bytes)."""
+    entry = ProjectFile(display, path, facts.data, *module) if asks["entry"] is not None else None
+    return view(asks, facts, entry, universe)
+
+
+def _text_answers(spec: dict[str, Any], entry: ProjectFile, universe: frozenset[str]) -> Any:
+    if spec["parsed"]:
+        entry.parse()
+    marked = {name for name in spec["marked"] if entry.is_marked(name)}
+    uses = spec["uses"]
+    return {
+        "outline": entry.found if spec["parsed"] else None,
+        "words": sorted(entry.words & universe) if spec["words"] else None,
+        "may_define": entry.may_define() if spec["may_define"] else None,
+        "once": sorted(entry.defined_once()) if spec["once"] else None,
+        "uses": [[after, wanted, entry.uses_of(tuple(wanted), after)] for after, wanted in uses],
+        "counts": [entry.text.count(name) for name in spec["counts"]],
+        "word_counts": [entry.word_count(name) for name in spec["word_counts"]],
+        "marked": sorted(marked),
+    }
+
+
+def _fact(name: str) -> Any:
+    """The accessor of a byte fact by its record key, returning the recorded value."""
+
+    def read(facts: FileFacts) -> Any:
+        getattr(facts, name) if name in ("triton", "kernels") else getattr(facts, name)()
+        return facts.record[_KEYS[name]]
+
+    return read
+
+
+_KEYS = {"triton": "t", "kernels": "k", "words": "w", "statements": "i"}
+_FACTS = {key: _fact(name) for name, key in _KEYS.items()}
