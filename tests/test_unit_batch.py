@@ -2,15 +2,19 @@
 constexpr filled from the leading dimension of the launching function's tensor parameter is
 information when every call path of that function is followed by ``assert out.shape[0] ==
 1`` (or ``out.size(0)``, or ``if ...: raise``) on what the call returns, through the callers
-the project index follows; a warning when one path lacks it, when the callers are unknown, or
-for any other dimension."""
+the project index follows (an autograd function's ``forward`` through ``apply``); a warning
+when one path lacks it, when the callers are unknown, or for any other dimension."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import libcst as cst
+
+from tests.project_files import project_index
 from triton_lint.finding import Severity
+from triton_lint.model.host import bind_call
 from triton_lint.run import RunOptions, lint_paths
 from triton_lint.selection import Layer
 
@@ -90,3 +94,42 @@ def test_a_caller_that_returns_a_part_the_launch_does_not_reach_is_no_evidence(t
     case = _copy(tmp_path, "tl203_unit_batch_good")
     _edit(case / "lin" / "ops.py", "return output, kv", "return q, kv")
     assert _findings(case) == {("kernels.py", 6, "TL203", Severity.WARNING)}
+
+
+def test_the_batch_of_an_autograd_function_is_read_through_apply():
+    good = CASES / "tl203_unit_batch_apply_good"
+    assert _findings(good) == {("kernels.py", 7, "TL203", Severity.INFO)}
+    (message,) = _messages(good)
+    assert f"a caller asserts the batch is 1: {good / 'lattn' / 'model.py'}:8," in message
+    bad = CASES / "tl203_unit_batch_apply_bad"
+    assert _findings(bad) == {("kernels.py", 7, "TL203", Severity.WARNING)}
+
+
+def test_the_index_follows_forward_through_apply_and_its_aliases(tmp_path):
+    case = CASES / "tl203_unit_batch_apply_good" / "lattn"
+    files = {f"lattn/{p.name}": p.read_text() for p in case.glob("*.py")}
+    files["lattn/direct.py"] = (
+        "from lattn.kernels import _Attention\n\n\n"
+        "def direct(q, kv):\n    return _Attention.apply(q, kv)\n"
+    )
+    context = project_index(tmp_path, files).context_for("lattn/kernels.py")
+    assert context is not None
+    assert context.callers[("lattn/kernels.py", "_Attention.forward")] == {
+        "lattn/kernels.py": ("attention_",),
+        "lattn/direct.py": ("_Attention.apply",),
+    }
+    assert context.callers[("lattn/kernels.py", "attention")] == {"lattn/model.py": ("attention",)}
+
+
+def test_apply_binds_the_arguments_after_ctx():
+    forward = cst.parse_statement("@staticmethod\ndef forward(ctx, q, kv):\n    return q\n")
+    assert isinstance(forward, cst.FunctionDef)
+
+    def bound(call: str) -> dict[str, str]:
+        expr = cst.parse_expression(call)
+        assert isinstance(expr, cst.Call)
+        return {k: cst.Module([]).code_for_node(v) for k, v in bind_call(forward, expr).items()}
+
+    assert bound("attention_(q1, state)") == {"q": "q1", "kv": "state"}
+    assert bound("Attention.apply(q1, state)") == {"q": "q1", "kv": "state"}
+    assert bound("Attention.forward(c, q1, state)") == {"ctx": "c", "q": "q1", "kv": "state"}

@@ -40,6 +40,7 @@ from triton_lint.engine import may_define_kernels
 from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
+from triton_lint.project.autograd_apply import apply_names
 from triton_lint.project.dormant import DormantFiles, Wanted
 from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.launch_census import LAUNCH, with_census
@@ -229,6 +230,8 @@ class ProjectIndex:
             for path, function in frontier:
                 if "." not in function:  # a method's callers are its class's methods
                     wanted.setdefault(self.files[path].module, set()).add(function)
+                for name in apply_names(self.files[path].text, function):  # `C.apply(`
+                    wanted.setdefault(self.files[path].module, set()).add(name.split(".")[0])
             self._admit(wanted)
             frontier = self._record_callers(frontier) - seen
             seen |= frontier
@@ -310,10 +313,14 @@ class ProjectIndex:
     def _record_callers(self, functions: set[FunctionKey]) -> set[FunctionKey]:
         """Record who calls ``functions``; the calling functions, to follow next."""
         wanted: dict[str, set[FunctionKey]] = {}
+        through: dict[FunctionKey, FunctionKey] = {}  # `C.apply`, `f = C.apply`: `C.forward`
         for key in functions:
             short = key[1].rsplit(".", 1)[-1]
             if "<" not in key[1] and short not in _UNSEARCHED:
                 wanted.setdefault(short, set()).add(key)
+            for name in apply_names(self.files[key[0]].text, key[1]):
+                through[(key[0], name)] = key
+                wanted.setdefault(name.rsplit(".", 1)[-1], set()).add((key[0], name))
         if not wanted:
             return set()
         found: set[FunctionKey] = set()
@@ -333,6 +340,7 @@ class ProjectIndex:
                     or (entry.display, caller) == key
                 ):
                     continue
+                key = through.get(key, key)
                 counts[key] = counts.get(key, 0) + 1
                 self.callers.setdefault(key, {}).setdefault(entry.display, set()).add(dotted)
                 if caller:
