@@ -8,17 +8,45 @@ class of the file whose bases name ``Function`` (``torch.autograd.Function``).""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
+from typing import Protocol
+
+from triton_lint.model.project import FunctionKey
 
 
-def apply_names(text: str, qualified: str) -> set[str]:
+class _Text(Protocol):
+    @property
+    def text(self) -> str: ...
+
+
+def apply_names(path: str, files: Mapping[str, _Text], qualified: str) -> set[str]:
     """``C.apply`` and its module-level aliases, for ``qualified`` = ``C.forward`` of an
-    autograd function class ``C`` defined at the top of ``text``; empty for anything else."""
+    autograd function class ``C`` defined at the top of the file ``path``; else empty."""
     owner, _, method = qualified.rpartition(".")
     if method != "forward" or not owner or "." in owner:
         return set()
+    text = files[path].text
     name = re.escape(owner)
     header = re.search(rf"^class[ \t]+{name}[ \t]*\(([^)]*)\)[ \t]*:", text, re.M)
     if header is None or not re.search(r"\bFunction\b", header.group(1)):
         return set()
     aliases = re.findall(rf"^([A-Za-z_]\w*)[ \t]*=[ \t]*{name}\.apply[ \t]*(?:#.*)?$", text, re.M)
     return {f"{owner}.apply", *aliases}
+
+
+def called_as(path: str, files: Mapping[str, _Text], function: str) -> set[str]:
+    """The names a top-level function is imported by elsewhere: its own (``op``), or for an
+    autograd ``forward`` its class's and the aliases of ``apply``; none for another method."""
+    return {function} if "." not in function else apply_names(path, files, function)
+
+
+def apply_calls(
+    functions: Iterable[FunctionKey], files: Mapping[str, _Text]
+) -> dict[FunctionKey, FunctionKey]:
+    """``(file, C.apply)`` and ``(file, alias)`` -> ``(file, C.forward)`` for each autograd
+    ``forward`` among ``functions``: what to search the calls of in its stead."""
+    return {
+        (path, name): (path, function)
+        for path, function in functions
+        for name in apply_names(path, files, function)
+    }

@@ -40,7 +40,7 @@ from triton_lint.engine import may_define_kernels
 from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
-from triton_lint.project.autograd_apply import apply_names
+from triton_lint.project.autograd_apply import apply_calls, called_as
 from triton_lint.project.dormant import DormantFiles, Wanted
 from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.launch_census import LAUNCH, with_census
@@ -227,10 +227,8 @@ class ProjectIndex:
         seen = set(frontier)
         for _ in range(MAX_DEPTH):
             wanted = {}
-            for path, function in frontier:
-                if "." not in function:  # a method's callers are its class's methods
-                    wanted.setdefault(self.files[path].module, set()).add(function)
-                for name in apply_names(self.files[path].text, function):  # `C.apply(`
+            for path, function in frontier:  # a method's callers are its class's methods
+                for name in called_as(path, self.files, function):  # but `C.apply(` is `forward`
                     wanted.setdefault(self.files[path].module, set()).add(name.split(".")[0])
             self._admit(wanted)
             frontier = self._record_callers(frontier) - seen
@@ -312,15 +310,8 @@ class ProjectIndex:
 
     def _record_callers(self, functions: set[FunctionKey]) -> set[FunctionKey]:
         """Record who calls ``functions``; the calling functions, to follow next."""
-        wanted: dict[str, set[FunctionKey]] = {}
-        through: dict[FunctionKey, FunctionKey] = {}  # `C.apply`, `f = C.apply`: `C.forward`
-        for key in functions:
-            short = key[1].rsplit(".", 1)[-1]
-            if "<" not in key[1] and short not in _UNSEARCHED:
-                wanted.setdefault(short, set()).add(key)
-            for name in apply_names(self.files[key[0]].text, key[1]):
-                through[(key[0], name)] = key
-                wanted.setdefault(name.rsplit(".", 1)[-1], set()).add((key[0], name))
+        through = apply_calls(functions, self.files)  # `C.apply(`: `C.forward`'s callers
+        wanted = _searched([*functions, *through], through)
         if not wanted:
             return set()
         found: set[FunctionKey] = set()
@@ -471,6 +462,19 @@ class ProjectIndex:
             if context is not None and display in context.sources:
                 found.add(kernel_file)
         return found
+
+
+def _searched(
+    functions: Iterable[FunctionKey], through: dict[FunctionKey, FunctionKey]
+) -> dict[str, set[FunctionKey]]:
+    """The functions whose calls are searched, by the last component of their names: not a
+    nested one, nor one named too commonly unless it is ``C.apply`` of an autograd function."""
+    wanted: dict[str, set[FunctionKey]] = {}
+    for key in functions:
+        short = key[1].rsplit(".", 1)[-1]
+        if "<" not in key[1] and (short not in _UNSEARCHED or key in through):
+            wanted.setdefault(short, set()).add(key)
+    return wanted
 
 
 def _package_of(entry: ProjectFile) -> list[str]:

@@ -129,7 +129,15 @@ adds no compilation. So is one
 that is an entry of the kernel's `@triton.autotune` key and read by the kernel (`key=["M",
 "N"]`): every new value re-runs the autotuner, benchmarking each config, whether or not it is
 constexpr, so the author tunes per value and expects few values. A key entry the kernel never
-reads is no such choice and stays a warning.
+reads is no such choice and stays a warning. A batch that every caller asserts is 1 is
+information too: a constexpr every launch fills from the leading dimension of a tensor
+parameter of the launching function (`b` of `b, h, n, d = q.shape`, `q.shape[0]`,
+`q.size(0)`) when every call of that function the project index follows (through `apply`
+for an autograd function's `forward`, and through callers that return what it returns, two
+levels in all) is followed by `assert out.shape[0] == 1` (or `out.size(0)`, or `if
+out.shape[0] != 1: raise`) on its result; the message names each assert. One call path
+without it, or callers the index does not know, keeps the warning; other dimensions are
+judged as above.
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
