@@ -28,11 +28,18 @@ PROJECT = {
         "    tl.store(x_ptr + row * D + cols, x + 1, mask=cols < D)\n"
     ),
     "pkg/ops.py": (
-        "import triton\n\nfrom .kernels import add_bias\n\n\n"
+        "import torch\nimport triton\n\nfrom .kernels import add_bias\n\n\n"
         "def add_bias_rows(x, b, num_tokens):\n"
         "    D = x.shape[1]\n"
-        "    add_bias[(triton.cdiv(D, 256), num_tokens)](x, b, D, BLOCK=256)\n"
+        "    add_bias[(triton.cdiv(D, 256), num_tokens)](x, b, D, BLOCK=256)\n\n\n"
+        "class BiasFn(torch.autograd.Function):\n"
+        "    @staticmethod\n"
+        "    def forward(ctx, x, b):\n"
+        "        add_bias[(1, x.shape[0])](x, b, x.shape[1], BLOCK=256)\n"
+        "        return x\n\n\n"
+        "bias_fn = BiasFn.apply\n"
     ),
+    "pkg/model.py": "from pkg import ops\n\n\ndef block(x, b):\n    return ops.bias_fn(x, b)\n",
     "pkg/layer.py": (
         "from pkg import ops\n\n\n"
         "def apply_bias(x, b):\n    n = x.shape[0]\n    assert n <= 4096\n"
@@ -88,6 +95,12 @@ EDITS = {
         "pkg/serve.py",
         "from pkg import layer\n",
         "import pkg\n",
+        True,
+    ),
+    "an autograd function's base changed (what its forward runs by)": (
+        "pkg/ops.py",
+        "class BiasFn(torch.autograd.Function):",
+        "class BiasFn(torch.nn.Module):",
         True,
     ),
     "a file that never names Triton calls a caller (a name looked for in its bytes)": (

@@ -56,6 +56,7 @@ def find_foreign_launches(model: ModuleModel, build_host: HostBuilder) -> None:
             names = project.kernel_refs.get(path, {})
             find_launches_in(launching, model, names, project.dispatch_refs.get(path, {}))
     callers = CallerIndex(model, host)
+    model.memo[("caller index", 0)] = callers  # read later by `unit_batch` (same host files)
     for site in model.launches:
         _add_caller_facts(model, site, callers)
     model.reads = {

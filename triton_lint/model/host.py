@@ -14,6 +14,7 @@ from typing import Any
 import libcst as cst
 
 from triton_lint.model.evaluate import UNKNOWN, evaluate
+from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import (
     block_statements,
     iter_nodes,
@@ -396,10 +397,17 @@ def dimension_axis(expr: cst.BaseExpression) -> object:
 
 def bind_call(function: cst.FunctionDef, call: cst.Call) -> dict[str, cst.BaseExpression]:
     """Parameter -> argument of ``call``; a method's ``self`` takes no argument (called as
-    ``obj.m(...)``); nothing is bound past a ``*args`` of the call."""
+    ``obj.m(...)``), nor does the ``ctx`` of an autograd function's static ``forward`` called
+    through ``apply`` (``Attention.apply(q, k)``, ``attention_(q, k)`` with ``attention_ =
+    Attention.apply``: by any name but ``forward``); nothing is bound past a ``*args``."""
     params = function.params
     positional = [*params.posonly_params, *params.params]
-    if positional and positional[0].name.value in ("self", "cls"):
+    through_apply = (
+        function.name.value == "forward"
+        and any(dotted_name(d.decorator) == "staticmethod" for d in function.decorators)
+        and not (dotted_name(call.func) or "").endswith("forward")
+    )
+    if positional and (positional[0].name.value in ("self", "cls") or through_apply):
         positional = positional[1:]
     bound: dict[str, cst.BaseExpression] = {}
     index = 0

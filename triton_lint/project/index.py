@@ -34,6 +34,7 @@ from pathlib import Path
 from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
+from triton_lint.project.autograd_apply import apply_calls, called_as
 from triton_lint.project.dormant import DormantFiles, Wanted
 from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.launch_census import LAUNCH, with_census
@@ -114,9 +115,9 @@ class ProjectIndex:
         seen = set(frontier)
         for _ in range(MAX_DEPTH):
             wanted = {}
-            for path, function in frontier:
-                if "." not in function:  # a method's callers are its class's methods
-                    wanted.setdefault(self.files[path].module, set()).add(function)
+            for path, function in frontier:  # a method's callers are its class's methods
+                for name in called_as(path, self.files, function):  # but `C.apply(` is `forward`
+                    wanted.setdefault(self.files[path].module, set()).add(name.split(".")[0])
             self._admit(wanted)
             frontier = self._record_callers(frontier) - seen
             seen |= frontier
@@ -197,11 +198,8 @@ class ProjectIndex:
 
     def _record_callers(self, functions: set[FunctionKey]) -> set[FunctionKey]:
         """Record who calls ``functions``; the calling functions, to follow next."""
-        wanted: dict[str, set[FunctionKey]] = {}
-        for key in functions:
-            short = key[1].rsplit(".", 1)[-1]
-            if "<" not in key[1] and short not in _UNSEARCHED:
-                wanted.setdefault(short, set()).add(key)
+        through = apply_calls(functions, self.files)  # `C.apply(`: `C.forward`'s callers
+        wanted = _searched([*functions, *through], through)
         if not wanted:
             return set()
         found: set[FunctionKey] = set()
@@ -221,6 +219,7 @@ class ProjectIndex:
                     or (entry.display, caller) == key
                 ):
                     continue
+                key = through.get(key, key)
                 counts[key] = counts.get(key, 0) + 1
                 self.callers.setdefault(key, {}).setdefault(entry.display, set()).add(dotted)
                 if caller:
@@ -340,3 +339,16 @@ class ProjectIndex:
             if context is not None and display in context.sources:
                 found.add(kernel_file)
         return found
+
+
+def _searched(
+    functions: Iterable[FunctionKey], through: dict[FunctionKey, FunctionKey]
+) -> dict[str, set[FunctionKey]]:
+    """The functions whose calls are searched, by the last component of their names: not a
+    nested one, nor one named too commonly unless it is ``C.apply`` of an autograd function."""
+    wanted: dict[str, set[FunctionKey]] = {}
+    for key in functions:
+        short = key[1].rsplit(".", 1)[-1]
+        if "<" not in key[1] and (short not in _UNSEARCHED or key in through):
+            wanted.setdefault(short, set()).add(key)
+    return wanted

@@ -4,7 +4,8 @@ run's index (`triton_lint.project.views`).
 
 Every read of a file's text by the index goes through a method here that logs it: the
 outline, the words it is asked about (`written`), the uses of names (`uses`), the counts the
-launch census takes, whether it may define kernels.
+launch census takes, whether it may define kernels, the names an autograd function's
+``forward`` runs by.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_lint.engine import may_define_kernels
+from triton_lint.project.autograd_apply import autograd_calls
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
 from triton_lint.project.store import Store
 from triton_lint.source import decode
@@ -55,6 +57,7 @@ class Asked:
     counts: set[str] = field(default_factory=set)
     word_counts: set[str] = field(default_factory=set)
     marked: set[str] = field(default_factory=set)
+    autograd: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -209,6 +212,11 @@ class ProjectFile:
         if self._marked is None:
             self._marked = set(re.findall(r"[.'\"]\s*(\w+)", self.text))
         return name in self._marked
+
+    def autograd_calls(self, owner: str) -> list[str]:
+        """`autograd_apply.autograd_calls` of the text: the names ``owner.forward`` runs by."""
+        self.asked.autograd.add(owner)
+        return autograd_calls(self.text, owner)
 
     def defined_once(self) -> set[str]:
         """The kernels the file defines and never names again (a vendor backend's own copy

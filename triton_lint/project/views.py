@@ -44,6 +44,7 @@ def asks_of(facts: FileFacts, entry: ProjectFile | None, searched: set[str]) -> 
             "counts": sorted(asked.counts),
             "word_counts": sorted(asked.word_counts),
             "marked": sorted(asked.marked),
+            "autograd": sorted(asked.autograd),
         },
     }
 
@@ -86,6 +87,7 @@ def _text_answers(spec: dict[str, Any], entry: ProjectFile, universe: frozenset[
         "counts": [entry.text.count(name) for name in spec["counts"]],
         "word_counts": [entry.word_count(name) for name in spec["word_counts"]],
         "marked": sorted(marked),
+        "autograd": [entry.autograd_calls(owner) for owner in spec["autograd"]],
     }
 
 

@@ -22,6 +22,7 @@ from triton_lint.model.host_tests import is_last_dimension
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
 from triton_lint.model.tree import iter_children, iter_nodes
+from triton_lint.model.unit_batch import leading_dimension_parameter, unit_batch_asserts
 from triton_lint.model.usage import Usage, is_flag_like, is_per_call_size
 from triton_lint.rules._carried_key import carrying_constexpr
 from triton_lint.rules._compile_key import PURE_CALLS, compile_key_constant
@@ -128,7 +129,15 @@ adds no compilation. So is one
 that is an entry of the kernel's `@triton.autotune` key and read by the kernel (`key=["M",
 "N"]`): every new value re-runs the autotuner, benchmarking each config, whether or not it is
 constexpr, so the author tunes per value and expects few values. A key entry the kernel never
-reads is no such choice and stays a warning.
+reads is no such choice and stays a warning. A batch that every caller asserts is 1 is
+information too: a constexpr every launch fills from the leading dimension of a tensor
+parameter of the launching function (`b` of `b, h, n, d = q.shape`, `q.shape[0]`,
+`q.size(0)`) when every call of that function the project index follows (through `apply`
+for an autograd function's `forward`, and through callers that return what it returns, two
+levels in all) is followed by `assert out.shape[0] == 1` (or `out.size(0)`, or `if
+out.shape[0] != 1: raise`) on its result; the message names each assert. One call path
+without it, or callers the index does not know, keeps the warning; other dimensions are
+judged as above.
 
 Findings are ranked by how often the value changes. A per-call size, or a value a launch in
 the file computes from one (`finfo.eps * n_rows`), is a warning: it recompiles as batches and
@@ -212,6 +221,8 @@ def rms_norm(
                 noted.setdefault(_carried_note(carrier), []).append((param, what))
             elif severity is Severity.WARNING and _tuned_per_value(kernel, param):
                 noted.setdefault(_TUNED_NOTE, []).append((param, what))
+            elif severity is Severity.WARNING and (asserted := _unit_batch(kernel, param)):
+                noted.setdefault(_unit_batch_note(asserted), []).append((param, what))
             else:
                 tiers.setdefault(severity, []).append((param, what))
         for severity in (Severity.WARNING, Severity.INFO):
@@ -306,6 +317,34 @@ def _carried_note(carrier: str) -> str:
         "holds, or a dimension that stride spans), a constexpr that stays in the compile key, "
         f"so the kernel already compiles once per value of `{carrier}` and this adds no "
         "compilation of its own"
+    )
+
+
+def _unit_batch(kernel: Kernel, param: Param) -> list[str]:
+    """Where the callers assert that the batch is 1, when every launch fills ``param`` from
+    the leading dimension of a tensor parameter of the launching function (``b`` of ``b, h,
+    n, d = q.shape``) and every call path of that function asserts that the leading dimension
+    of what it returns is 1 (`model.unit_batch`); empty otherwise."""
+    found: set[tuple[str, int]] = set()
+    launches = 0
+    for site in kernel.launches:
+        argument = site.bound_arguments(kernel).get(param.name)
+        if argument is None:
+            continue
+        launches += 1
+        if leading_dimension_parameter(site, argument) is None:
+            return []
+        asserts = unit_batch_asserts(kernel.module, site)
+        if asserts is None:
+            return []
+        found.update(asserts)
+    return [f"{path}:{line}" for path, line in sorted(found)] if launches else []
+
+
+def _unit_batch_note(asserts: list[str]) -> str:
+    return (
+        f"{'every' if len(asserts) > 1 else 'a'} caller asserts the batch is 1: "
+        f"{', '.join(asserts)}, so it takes one value"
     )
 
 
