@@ -60,6 +60,12 @@ EDITS = {
         False,
     ),
     "a kernel's body": ("pkg/kernels.py", "x + 1", "x * 2 + 1", False),
+    "a top-level constant no file names": (
+        "pkg/kernels.py",
+        "\n\n@triton.jit",
+        "\nEPS = 1e-6\n\n\n@triton.jit",
+        False,
+    ),
     "a comment in the launching file": ("pkg/ops.py", "    D =", "    # columns\n    D =", False),
     "the call moved to another function": (
         "pkg/layer.py",

@@ -243,7 +243,7 @@ class ProjectIndex:
         first, _, rest = dotted.partition(".")
         if first in entry.imports:
             base = entry.imports[first]
-        elif first in entry.defined:
+        elif entry.defines(first):
             base = f"{entry.module}.{first}" if entry.module else first
         else:
             return None
@@ -253,7 +253,7 @@ class ProjectIndex:
         """The file and name a dotted name written in ``entry`` refers to: ``entry`` itself for
         its own top-level definitions (also when another file shares its module name)."""
         first = dotted.split(".")[0]
-        if first in entry.defined and first not in entry.imports:
+        if entry.defines(first) and first not in entry.imports:
             return entry, dotted
         return self.locate(self.resolve(entry, dotted))
 
@@ -269,7 +269,7 @@ class ProjectIndex:
                 continue
             name = ".".join(parts[cut:])
             entry.parse()
-            if name.split(".")[0] in entry.defined:
+            if entry.defines(name.split(".")[0]):
                 return entry, name
             return self.locate(self.resolve(entry, name), depth + 1)
         return None

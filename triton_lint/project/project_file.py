@@ -58,6 +58,7 @@ class Asked:
     word_counts: set[str] = field(default_factory=set)
     marked: set[str] = field(default_factory=set)
     autograd: set[str] = field(default_factory=set)
+    defined: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -143,6 +144,11 @@ class ProjectFile:
                 anchor = package[: len(package) - level + 1] if level > 1 else package
                 self.imports[local] = ".".join([*anchor, rest])
         return True
+
+    def defines(self, name: str) -> bool:
+        """Whether the file defines ``name`` at its top level (read after `parse`)."""
+        self.asked.defined.add(name)
+        return name in self.defined
 
     def package(self) -> list[str]:
         """The package the file's relative imports start from."""

@@ -45,6 +45,7 @@ def asks_of(facts: FileFacts, entry: ProjectFile | None, searched: set[str]) -> 
             "word_counts": sorted(asked.word_counts),
             "marked": sorted(asked.marked),
             "autograd": sorted(asked.autograd),
+            "defined": sorted(asked.defined),
         },
     }
 
@@ -79,7 +80,8 @@ def _text_answers(spec: dict[str, Any], entry: ProjectFile, universe: frozenset[
     marked = {name for name in spec["marked"] if entry.is_marked(name)}
     uses = spec["uses"]
     return {
-        "outline": entry.found if spec["parsed"] else None,
+        "outline": _outline(entry) if spec["parsed"] else None,
+        "defined": [entry.defines(name) for name in spec["defined"]],
         "words": sorted(entry.words & universe) if spec["words"] else None,
         "may_define": entry.may_define() if spec["may_define"] else None,
         "once": sorted(entry.defined_once()) if spec["once"] else None,
@@ -89,6 +91,13 @@ def _text_answers(spec: dict[str, Any], entry: ProjectFile, universe: frozenset[
         "marked": sorted(marked),
         "autograd": [entry.autograd_calls(owner) for owner in spec["autograd"]],
     }
+
+
+def _outline(entry: ProjectFile) -> list[Any]:
+    """The outline but its top-level names, which count only as asked (`defined`): a
+    constant or a helper added that no file names changes nothing the index read."""
+    found = entry.found or {}
+    return [found.get("imports"), found.get("relative"), found.get("kernels")]
 
 
 def _fact(name: str) -> Any:
