@@ -131,17 +131,23 @@ def test_a_context_from_the_snapshot_equals_the_one_built(case, monkeypatch):
     assert again._index is None
 
 
-def test_a_run_from_the_snapshot_reads_no_outlines_and_keeps_them(tmp_path, case, monkeypatch):
+def _loads(monkeypatch, method: str) -> list[int]:
+    """How many times the runs call ``LintCache.<method>`` (appends 1 per call)."""
     from triton_lint.cache import LintCache
 
     loads: list[int] = []
-    load = LintCache.load_outlines
+    load = getattr(LintCache, method)
 
     def counting(self):
         loads.append(1)
         return load(self)
 
-    monkeypatch.setattr(LintCache, "load_outlines", counting)
+    monkeypatch.setattr(LintCache, method, counting)
+    return loads
+
+
+def test_a_run_from_the_snapshot_reads_no_outlines_and_keeps_them(tmp_path, case, monkeypatch):
+    loads = _loads(monkeypatch, "load_outlines")
     cache = tmp_path / "cache"
     assert _run([case], cache) == set()
     (outlines,) = cache.glob("*/project-outlines")
@@ -162,16 +168,7 @@ def test_a_run_from_the_snapshot_reads_no_outlines_and_keeps_them(tmp_path, case
 def test_the_views_are_read_only_when_a_file_changed_and_written_after_a_build(
     tmp_path, case, monkeypatch
 ):
-    from triton_lint.cache import LintCache
-
-    loads: list[int] = []
-    load = LintCache.load_views
-
-    def counting(self):
-        loads.append(1)
-        return load(self)
-
-    monkeypatch.setattr(LintCache, "load_views", counting)
+    loads = _loads(monkeypatch, "load_views")
     cache = tmp_path / "cache"
     assert _run([case], cache) == set()
     (views,) = cache.glob("*/project-views")
