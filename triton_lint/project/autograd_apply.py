@@ -18,15 +18,24 @@ class _File(Protocol):
     def autograd_calls(self, owner: str) -> list[str]: ...
 
 
-def autograd_calls(text: str, owner: str) -> list[str]:
-    """``owner.apply`` and its module-level aliases in ``text`` when ``owner`` is a class
-    of it whose bases name ``Function``; else empty."""
-    name = re.escape(owner)
-    header = re.search(rf"^class[ \t]+{name}[ \t]*\(([^)]*)\)[ \t]*:", text, re.M)
-    if header is None or not re.search(r"\bFunction\b", header.group(1)):
-        return []
-    aliases = re.findall(rf"^([A-Za-z_]\w*)[ \t]*=[ \t]*{name}\.apply[ \t]*(?:#.*)?$", text, re.M)
-    return sorted({f"{owner}.apply", *aliases})
+_CLASS = re.compile(r"^class[ \t]+(\w+)[ \t]*\(([^)]*)\)[ \t]*:", re.M)
+_ALIAS = re.compile(r"^([A-Za-z_]\w*)[ \t]*=[ \t]*(\w+)\.apply[ \t]*(?:#.*)?$", re.M)
+_FUNCTION = re.compile(r"\bFunction\b")
+
+
+def autograd_functions(text: str) -> dict[str, list[str]]:
+    """Each class of ``text`` whose bases name ``Function`` (the first class of its name) ->
+    ``C.apply`` and the module-level aliases of it: the names its ``forward`` runs by."""
+    if "Function" not in text:
+        return {}
+    first: dict[str, str] = {}
+    for match in _CLASS.finditer(text):
+        first.setdefault(match.group(1), match.group(2))
+    found = {owner: {f"{owner}.apply"} for owner, bases in first.items() if _FUNCTION.search(bases)}
+    for alias, owner in _ALIAS.findall(text):
+        if owner in found:
+            found[owner].add(alias)
+    return {owner: sorted(names) for owner, names in found.items()}
 
 
 def apply_names(path: str, files: Mapping[str, _File], qualified: str) -> set[str]:

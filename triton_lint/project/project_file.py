@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from triton_lint.engine import may_define_kernels
-from triton_lint.project.autograd_apply import autograd_calls
+from triton_lint.project.autograd_apply import autograd_functions
 from triton_lint.project.outline import Outline, line_starts, occurrences, outline
 from triton_lint.project.store import Store
 from triton_lint.source import decode
@@ -84,6 +84,7 @@ class ProjectFile:
     _word_counts: Counter[str] | None = None
     _marked: set[str] | None = None
     _may_define: bool | None = None
+    _autograd: dict[str, list[str]] | None = None
     imports: dict[str, str] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)
     kernels: set[str] = field(default_factory=set)
@@ -220,9 +221,11 @@ class ProjectFile:
         return name in self._marked
 
     def autograd_calls(self, owner: str) -> list[str]:
-        """`autograd_apply.autograd_calls` of the text: the names ``owner.forward`` runs by."""
+        """The names ``owner.forward`` runs by (`autograd_apply.autograd_functions`)."""
         self.asked.autograd.add(owner)
-        return autograd_calls(self.text, owner)
+        if self._autograd is None:
+            self._autograd = autograd_functions(self.text)
+        return self._autograd.get(owner, [])
 
     def defined_once(self) -> set[str]:
         """The kernels the file defines and never names again (a vendor backend's own copy
