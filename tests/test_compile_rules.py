@@ -365,15 +365,15 @@ def test_tl301_pairwise_decay_is_information_where_every_launch_selects_the_guar
 def test_tl301_is_information_under_a_constexpr_branch_no_launch_takes():
     """`if USE_SOFTCAP:` with the only launch passing False: the ratio in the branch and in
     the helper only called there never run (info); launched with True, the sigmoid ratio is
-    an error and the helper, a softcap `tanh(S / x) * x`, is information for that reason."""
+    an error and the helper, a softcap `tanh(S / x) * x`, a warning."""
     text = (FIXTURES / "TL301" / "bad_softcap_flag_never_set.py").read_text()
     found = [(f.line, f.severity.value) for f in _run("TL301", text, "3.9")]
     assert found == [(13, "info"), (23, "info")]
     assert all("no launch in the project takes" in f.message for f in _run("TL301", text, "3.9"))
     taken = text.replace("USE_SOFTCAP=False", "USE_SOFTCAP=True")
     found = _run("TL301", taken, "3.9")
-    assert [(f.line, f.severity.value) for f in found] == [(13, "info"), (23, "error")]
-    assert "(info: a softcap `tanh(x / c) * c`" in found[0].message
+    assert [(f.line, f.severity.value) for f in found] == [(13, "warning"), (23, "error")]
+    assert "(a softcap `tanh(x / c) * c`" in found[0].message
     assert "no launch" not in found[0].message
 
 
@@ -393,10 +393,10 @@ def test_tl203_is_information_when_another_compile_time_constexpr_carries_the_va
     assert "info" not in found[2].message
 
 
-def test_tl301_a_helper_another_file_calls_loses_its_dead_branch_reason(tmp_path):
+def test_tl301_a_helper_another_file_calls_keeps_its_warning(tmp_path):
     """Another file of the project imports the helper and may call it in a live branch: the
-    helper's own file no longer says that nothing runs it (the helper, a softcap, stays
-    information for that reason)."""
+    helper's own file no longer says that nothing runs it (the helper, a softcap, is a
+    warning)."""
     from triton_lint.run import RunOptions, lint_paths
     from triton_lint.selection import Layer
 
@@ -414,9 +414,9 @@ def test_tl301_a_helper_another_file_calls_loses_its_dead_branch_reason(tmp_path
         "    return apply_softcap(s, c)\n"
     )
     found = [f for f in lint_paths([package], options).findings if f.path.endswith("kernels.py")]
-    assert [(f.line, f.severity.value) for f in found] == [(13, "info"), (23, "info")]
+    assert [(f.line, f.severity.value) for f in found] == [(13, "warning"), (23, "info")]
     assert "no launch in the project takes" not in found[0].message
-    assert "(info: a softcap `tanh(x / c) * c`" in found[0].message
+    assert "(a softcap `tanh(x / c) * c`" in found[0].message
     assert "no launch in the project takes" in found[1].message
 
 

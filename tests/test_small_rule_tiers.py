@@ -1,7 +1,7 @@
 """Severity tiers of the rules with few findings: a compile error in a jit function nothing
 in the project runs (TL204, TL210), half-precision sums that stop at one tile or copy a
-half-precision reference on purpose (TL302), and an exponential ratio that is a softcap
-`tanh(x / c) * c` (TL301), are information."""
+half-precision reference on purpose (TL302), are information; an exponential ratio that is a
+softcap `tanh(x / c) * c` is a warning, not an error (TL301)."""
 
 from __future__ import annotations
 
@@ -103,20 +103,20 @@ def _tl301(name: str) -> list:
     return result.findings
 
 
-def test_tl301_a_softcap_ratio_is_information_with_the_inputs_it_needs_to_overflow():
+def test_tl301_a_softcap_ratio_is_a_warning_with_the_inputs_it_needs_to_overflow():
     """The cap divides the exponent's input and scales the ratio back (in the numerator, as
     a trailing factor, or through a name): overflow needs inputs 44, 128 or 88 times it."""
     found = _tl301("bad_softcap_ratio.py")
     assert [(f.line, f.severity.value) for f in found] == [
-        (20, "info"),
-        (28, "info"),
-        (37, "info"),
+        (20, "warning"),
+        (28, "warning"),
+        (37, "warning"),
     ]
     calls = ("`exp(2 * scaled)`", "`exp2(Sdiv)`", "`exp(s / cap)`")
     for finding, call, multiple in zip(found, calls, (44, 128, 88), strict=True):
         assert finding.message.startswith(f"{call} is on both sides of a division")
         assert "keep the exponential below the line only" in finding.message
-        assert "(info: a softcap `tanh(x / c) * c`: the cap divides" in finding.message
+        assert "(a softcap `tanh(x / c) * c`: the cap divides" in finding.message
         assert f"inputs above {multiple} times the cap (fp32)" in finding.message
 
 
@@ -130,4 +130,4 @@ def test_tl301_tanh_and_sigmoid_ratios_that_are_no_softcap_stay_errors():
         (30, "error"),
         (38, "error"),
     ]
-    assert not any("info" in f.message for f in found)
+    assert not any("softcap" in f.message for f in found)

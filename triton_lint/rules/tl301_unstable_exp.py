@@ -54,11 +54,12 @@ _UNLAUNCHED = (
     "other one still sums it)"
 )
 
-#: Why a tanh ratio whose input is divided by the cap it is scaled back by is information.
+#: What a softcap's overflow needs: a warning, not an error (vLLM's attention softcap of this
+#: form returned NaN for scores above 88 times its cap and was fixed, vllm#56578).
 _SOFTCAP = (
-    " (info: a softcap `tanh(x / c) * c`: the cap divides the input and scales the result, so "
-    "it overflows only for inputs above {multiple} times the cap (fp32), which the cap exists "
-    "to bound; the form `1 - 2 / (exp(2 * y) + 1)` is still safer)"
+    " (a softcap `tanh(x / c) * c`: the cap divides the input and scales the result, so it "
+    "overflows only for inputs above {multiple} times the cap (fp32); logits large enough to "
+    "need a cap can reach that, and `1 - 2 / (exp(2 * y) + 1)` saturates instead)"
 )
 #: The largest argument whose exponential is finite in fp32.
 _OVERFLOW = {"exp": 88.7, "exp2": 128.0}
@@ -85,8 +86,10 @@ line: `2 / inf` is 0) are not reported. A `tl.where` that fills masked scores wi
 bounds nothing from above (it makes the masked lanes 0, not the others small), so attention
 scores masked that way and never shifted by their maximum are reported. A softcap
 `tanh(x / c) * c` written as such a ratio, whose exponent is `x / c` (times a constant) and
-whose result is scaled by the same `c`, is information: it overflows only for inputs about 44
-(`exp(2 * y)`) or 88 (`exp(y)`) times the cap, which the cap exists to bound.
+whose result is scaled by the same `c`, is a warning: it overflows only for inputs about 44
+(`exp(2 * y)`) or 88 (`exp(y)`) times the cap, but logits large enough to need a cap reach
+that (vLLM's attention softcap of this form returned NaN for scores above 4400 with Gemma-2's
+cap of 50 and was rewritten as `1 - 2 / (exp(2 * y) + 1)`).
 
 Two more forms overflow in shipped state-space and linear-attention kernels. A pairwise
 difference `exp(a[:, None] - b[None, :])` of cumulative log-decays is positive on one side of
@@ -188,7 +191,7 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                 continue  # scalar arithmetic on parameters (a helper's are its caller's tensors)
             if self._bounded(kernel, arg):
                 continue
-            reason = ""
+            severity: Severity | None = None  # None: the rule's own
             if id(call) in softplus and id(call) not in summed:
                 message = (
                     f"softplus as `log(1 + {short}({code}))` overflows to inf for inputs above "
@@ -211,13 +214,12 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                 )
                 multiple = _softcap_multiple(kernel, call, divided[id(call)], short)
                 if multiple is not None:
-                    reason = _SOFTCAP.format(multiple=multiple)
+                    message += _SOFTCAP.format(multiple=multiple)
+                    severity = Severity.WARNING
             if helper_unreached or fixed.dead(call):
-                reason = _DEAD_ARM
-            if reason:
-                yield self.finding(kernel, call, message + reason, severity=Severity.INFO)
+                yield self.finding(kernel, call, message + _DEAD_ARM, severity=Severity.INFO)
             else:
-                yield self.finding(kernel, call, message)
+                yield self.finding(kernel, call, message, severity=severity)
 
     @staticmethod
     def _bounded(kernel: Kernel, arg: cst.BaseExpression) -> bool:
