@@ -1,6 +1,7 @@
 """Severity tiers of the rules with few findings: a compile error in a jit function nothing
-in the project runs (TL204, TL210), and half-precision sums that stop at one tile or copy a
-half-precision reference on purpose (TL302), are information."""
+in the project runs (TL204, TL210), half-precision sums that stop at one tile or copy a
+half-precision reference on purpose (TL302), are information; an exponential ratio that is a
+softcap `tanh(x / c) * c` is a warning, not an error (TL301)."""
 
 from __future__ import annotations
 
@@ -93,3 +94,40 @@ def test_tl302_a_round_trip_through_another_half_type_keeps_the_warning():
 
 def test_tl302_loop_accumulators_stay_warnings():
     assert _tl302("bad_fp16_accumulators.py") == {(12, "warning"), (16, "warning"), (25, "warning")}
+
+
+def _tl301(name: str) -> list:
+    text = (FIXTURES / "TL301" / name).read_text(encoding="utf-8")
+    result = lint_text(name, text, [rules_by_code()["TL301"]], "3.9")
+    assert not result.crashes
+    return result.findings
+
+
+def test_tl301_a_softcap_ratio_is_a_warning_with_the_inputs_it_needs_to_overflow():
+    """The cap divides the exponent's input and scales the ratio back (in the numerator, as
+    a trailing factor, or through a name): overflow needs inputs 44, 128 or 88 times it."""
+    found = _tl301("bad_softcap_ratio.py")
+    assert [(f.line, f.severity.value) for f in found] == [
+        (20, "warning"),
+        (28, "warning"),
+        (37, "warning"),
+    ]
+    calls = ("`exp(2 * scaled)`", "`exp2(Sdiv)`", "`exp(s / cap)`")
+    for finding, call, multiple in zip(found, calls, (44, 128, 88), strict=True):
+        assert finding.message.startswith(f"{call} is on both sides of a division")
+        assert "keep the exponential below the line only" in finding.message
+        assert "(a softcap `tanh(x / c) * c`: the cap divides" in finding.message
+        assert f"inputs above {multiple} times the cap (fp32)" in finding.message
+
+
+def test_tl301_tanh_and_sigmoid_ratios_that_are_no_softcap_stay_errors():
+    """Unscaled activations, an input divided by a temperature it is not scaled back by, and
+    a ratio scaled by another value than the divisor."""
+    found = _tl301("bad_exp_ratio.py")
+    assert [(f.line, f.severity.value) for f in found] == [
+        (14, "error"),
+        (22, "error"),
+        (30, "error"),
+        (38, "error"),
+    ]
+    assert not any("softcap" in f.message for f in found)

@@ -15,6 +15,7 @@ from triton_lint.model.lane_values import classify
 from triton_lint.model.masks import expanded_axis
 from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov, Provenance
+from triton_lint.model.reaching import Reaching
 from triton_lint.model.reductions import reductions
 from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
@@ -53,6 +54,16 @@ _UNLAUNCHED = (
     "other one still sums it)"
 )
 
+#: What a softcap's overflow needs: a warning, not an error (vLLM's attention softcap of this
+#: form returned NaN for scores above 88 times its cap and was fixed, vllm#56578).
+_SOFTCAP = (
+    " (a softcap `tanh(x / c) * c`: the cap divides the input and scales the result, so it "
+    "overflows only for inputs above {multiple} times the cap (fp32); logits large enough to "
+    "need a cap can reach that, and `1 - 2 / (exp(2 * y) + 1)` saturates instead)"
+)
+#: The largest argument whose exponential is finite in fp32.
+_OVERFLOW = {"exp": 88.7, "exp2": 128.0}
+
 
 class UnstableExp(Rule):
     code = "TL301"
@@ -73,7 +84,12 @@ form `1 / (1 + exp(-x))`, `exp(-abs(x))`, `exp(tl.minimum(x, c))`, shifts by any
 value (`x - lse`, `x - m_new`) and `1 - 2 / (exp(2 * y) + 1)` (an exponential only below the
 line: `2 / inf` is 0) are not reported. A `tl.where` that fills masked scores with `-inf`
 bounds nothing from above (it makes the masked lanes 0, not the others small), so attention
-scores masked that way and never shifted by their maximum are reported.
+scores masked that way and never shifted by their maximum are reported. A softcap
+`tanh(x / c) * c` written as such a ratio, whose exponent is `x / c` (times a constant) and
+whose result is scaled by the same `c`, is a warning: it overflows only for inputs about 44
+(`exp(2 * y)`) or 88 (`exp(y)`) times the cap, but logits large enough to need a cap reach
+that (vLLM's attention softcap of this form returned NaN for scores above 4400 with Gemma-2's
+cap of 50 and was rewritten as `1 - 2 / (exp(2 * y) + 1)`).
 
 Two more forms overflow in shipped state-space and linear-attention kernels. A pairwise
 difference `exp(a[:, None] - b[None, :])` of cumulative log-decays is positive on one side of
@@ -175,6 +191,7 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                 continue  # scalar arithmetic on parameters (a helper's are its caller's tensors)
             if self._bounded(kernel, arg):
                 continue
+            severity: Severity | None = None  # None: the rule's own
             if id(call) in softplus and id(call) not in summed:
                 message = (
                     f"softplus as `log(1 + {short}({code}))` overflows to inf for inputs above "
@@ -195,10 +212,14 @@ def silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                     "below the line only (`tanh(y) = 1 - 2 / (exp(2 * y) + 1)`, "
                     "`sigmoid(x) = 1 / (1 + exp(-x))`) or clamp with `tl.minimum`"
                 )
+                multiple = _softcap_multiple(kernel, call, divided[id(call)], short)
+                if multiple is not None:
+                    message += _SOFTCAP.format(multiple=multiple)
+                    severity = Severity.WARNING
             if helper_unreached or fixed.dead(call):
                 yield self.finding(kernel, call, message + _DEAD_ARM, severity=Severity.INFO)
             else:
-                yield self.finding(kernel, call, message)
+                yield self.finding(kernel, call, message, severity=severity)
 
     @staticmethod
     def _bounded(kernel: Kernel, arg: cst.BaseExpression) -> bool:
@@ -255,16 +276,17 @@ def _exp_name(kernel: Kernel, call: cst.Call) -> str | None:
     return _EXP_HELPERS.get(name.rsplit(".", 1)[-1])
 
 
-def _divided_by_themselves(kernel: Kernel) -> set[int]:
+def _divided_by_themselves(kernel: Kernel) -> dict[int, cst.BinaryOperation]:
     """Exp calls that are a term or factor of a quotient's numerator and a term of its
-    denominator: ``(p - q) / (p + q)`` with ``p = exp(y)`` is ``inf / inf`` for large ``y``.
-    A quotient that a ``tl.where`` on the exponent's own value selects is the stable
-    two-sided form (``where(x >= 0, 1 / (1 + exp(-x)), exp(x) / (1 + exp(x)))``)."""
+    denominator, with that quotient: ``(p - q) / (p + q)`` with ``p = exp(y)`` is
+    ``inf / inf`` for large ``y``. A quotient that a ``tl.where`` on the exponent's own value
+    selects is the stable two-sided form (``where(x >= 0, 1 / (1 + exp(-x)), exp(x) / (1 +
+    exp(x)))``)."""
     exps = {id(site.node): site.node for site in kernel.calls if _exp_name(kernel, site.node)}
     if not exps:
-        return set()
+        return {}
     selected: dict[int, list[set[int]]] | None = None
-    found: set[int] = set()
+    found: dict[int, cst.BinaryOperation] = {}
     for node in iter_nodes(kernel.node.body):
         if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide)):
             continue
@@ -280,8 +302,88 @@ def _divided_by_themselves(kernel: Kernel) -> set[int]:
             exponent = {id(n) for n in kernel.facts(Dependencies).closure(call.args[0].value)}
             if any(exponent & test for test in selected.get(id(node), [])):
                 continue
-            found.add(id(call))
+            found.setdefault(id(call), node)
     return found
+
+
+def _softcap_multiple(
+    kernel: Kernel, call: cst.Call, quotient: cst.BinaryOperation, short: str
+) -> int | None:
+    """How many times the cap an input must exceed for ``call`` to overflow when the
+    ``quotient`` it sits on both sides of is a softcap ``tanh(x / c) * c``: the exponent is
+    ``x / c`` (times a positive literal) and the quotient is scaled by the same ``c``, in its
+    numerator or as a factor of a product. None for any other ratio."""
+    arg = call.args[0].value
+    factor = 1.0
+    if isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, cst.Multiply):
+        for constant, rest in ((arg.left, arg.right), (arg.right, arg.left)):
+            if isinstance(constant, cst.Integer | cst.Float):
+                factor, arg = float(constant.evaluated_value), rest
+                break
+    cap = _divisor(kernel, arg)
+    if cap is None or factor <= 0 or not _scaled_by(kernel, quotient, cap):
+        return None
+    return int(_OVERFLOW[short] / factor)
+
+
+def _divisor(kernel: Kernel, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``c`` when ``expr`` is ``x / c``, directly or as every definition of a name."""
+    values = [expr]
+    if isinstance(expr, cst.Name):
+        values = [d.value for d in kernel.facts(Reaching).reaching(expr)]
+    divisors = [
+        value.right
+        for value in values
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide)
+    ]
+    if not divisors or len(divisors) != len(values):
+        return None
+    if any(not _same_value(kernel, d, divisors[0]) for d in divisors[1:]):
+        return None
+    return divisors[0]
+
+
+def _scaled_by(kernel: Kernel, quotient: cst.BinaryOperation, cap: cst.BaseExpression) -> bool:
+    """``quotient`` is multiplied by ``cap``: ``c * (p - q) / (p + q)``, ``(p - q) / (p + q)
+    * c``, or a name bound to the quotient times ``c``."""
+    if any(_same_value(kernel, f, cap) for f in _factors(quotient.left)):
+        return True
+    reaching = kernel.facts(Reaching)
+    for node in iter_nodes(kernel.node.body):
+        if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)):
+            continue
+        factors = list(_factors(node))
+        for factor in factors:
+            bound = factor is quotient or (
+                isinstance(factor, cst.Name)
+                and any(d.value is quotient for d in reaching.reaching(factor))
+            )
+            if bound and any(_same_value(kernel, f, cap) for f in factors if f is not factor):
+                return True
+    return False
+
+
+def _factors(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The factors of a product chain: ``a * b * c`` gives ``a``, ``b``, ``c``."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        yield from _factors(expr.left)
+        yield from _factors(expr.right)
+    else:
+        yield expr
+
+
+def _same_value(kernel: Kernel, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    """The same name reached by the same definitions (a parameter, a global), or the same
+    attribute or literal."""
+    if isinstance(a, cst.Name) and isinstance(b, cst.Name):
+        reaching = kernel.facts(Reaching)
+        return a.value == b.value and {id(d.node) for d in reaching.reaching(a)} == {
+            id(d.node) for d in reaching.reaching(b)
+        }
+    if isinstance(a, cst.Attribute | cst.Integer | cst.Float) and type(a) is type(b):
+        code = kernel.module.module.code_for_node
+        return code(a) == code(b)
+    return False
 
 
 def _selected_quotients(kernel: Kernel) -> dict[int, list[set[int]]]:
