@@ -338,6 +338,7 @@ def test_tl103_zero_fill_of_a_log_sum_exp_shift_is_info():
         (51, "TL103", "error"),  # the max is compared
         (62, "TL103", "error"),  # a running max that is stored
         (71, "TL103", "error"),  # the max is the value
+        (78, "TL103", "error"),  # exp(m - 1.0): the max is not subtracted
     ]
     assert "(info: the maximum is only the shift of a log-sum-exp, which cancels" in (
         found[0].message
