@@ -325,6 +325,29 @@ def test_tl208_deprecated_is_info_unless_a_later_release_removes_it():
     ]
 
 
+def test_tl103_zero_fill_of_a_log_sum_exp_shift_is_info():
+    """A 0 fill that only raises a maximum used as a log-sum-exp shift (`exp(x - m)`,
+    `log(s) + m`, a running max carried into `exp(m_prev - m)`) cancels: info. A maximum
+    that is also stored, compared or used as a value stays an error."""
+    text = (FIXTURES / "TL103" / "bad_lse_shift_tiers.py").read_text()
+    found = _run("TL103", text, "3.9")
+    assert [(f.line, f.code, f.severity.value) for f in found] == [
+        (18, "TL103", "info"),  # logcumsumexp: running max, exp shifts, log(.) + m
+        (32, "TL103", "info"),  # logsumexp
+        (41, "TL103", "error"),  # the max is also stored
+        (51, "TL103", "error"),  # the max is compared
+        (62, "TL103", "error"),  # a running max that is stored
+        (71, "TL103", "error"),  # the max is the value
+        (78, "TL103", "error"),  # exp(m - 1.0): the max is not subtracted
+    ]
+    assert "(info: the maximum is only the shift of a log-sum-exp, which cancels" in (
+        found[0].message
+    )
+    assert found[1].fix is not None and "-float" in found[1].fix.edits[0].content
+    good = (FIXTURES / "TL103" / "good_lse_shift_neutral_fill.py").read_text()
+    assert not _run("TL103", good, "3.9")
+
+
 def test_tl103_relies_on_the_zero_fill_is_info_and_a_wrong_value_is_an_error():
     """A load without `other=` whose raw lanes reach a sum or a dot works on every backend,
     which fills 0 (info); a 0 made non-neutral on the way, or a non-neutral `other=`, is an

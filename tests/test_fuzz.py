@@ -55,3 +55,16 @@ def test_check_reports_what_escapes(monkeypatch):
     monkeypatch.setitem(fuzz.REPORTERS, "text", broken)
     text = (REPO / "fixtures" / "TL101" / "bad.py").read_text(encoding="utf-8")
     assert fuzz.check("k.py", text) == "KeyError: 'no such key'"
+
+
+def test_a_load_without_a_pointer_never_crashes_the_bounds_evidence():
+    """`tl.load(mask=...)` with its pointer swapped away (a mutation the fuzzer draws) reached
+    an assertion in the lane-bounds evidence that TL102 and TL106 read."""
+    text = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def k(x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    parts = [tl.load(mask=offs < BLOCK) for p in (x_ptr, p + offs, out_ptr)]\n"
+        "    tl.store(out_ptr + offs, parts[0])\n"
+    )
+    assert fuzz.check("fuzz.py", text) is None

@@ -289,7 +289,8 @@ class LaneBounds:
         masked access reads ``scratch + bins``: the access adds the lanes' own constexpr
         extent, so it addresses the next whole block of that size (the second half of a
         scratch buffer), which the mask's bound on the first block says nothing about."""
-        assert access.pointer is not None and bound.access.pointer is not None
+        if access.pointer is None or bound.access.pointer is None:
+            return False  # `tl.load(mask=...)` without a pointer: nothing to compare
         added = {self.text(t) for t in self._terms(access.pointer)}
         masked = {self.text(t) for t in self._terms(bound.access.pointer)}
         for arange in aranges:

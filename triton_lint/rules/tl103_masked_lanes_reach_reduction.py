@@ -13,6 +13,7 @@ from triton_lint.model.layouts import Layouts
 from triton_lint.model.masks import Masks
 from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reductions import NEUTRAL, NEUTRAL_TEXT, Reduction, reductions
+from triton_lint.model.shifts import LogSumExpShifts
 from triton_lint.rules.base import Rule
 
 _DESCRIBE = {
@@ -36,7 +37,8 @@ class MaskedLanesReachReduction(Rule):
     severity = Severity.ERROR
     summary = (
         "Masked-off lanes reach a reduction or `tl.dot` holding a value that is not neutral for "
-        "it (info where only the backends' implicit 0 fill makes it work)"
+        "it (info where only the backends' implicit 0 fill makes it work, or the max is only "
+        "a log-sum-exp shift)"
     )
     rationale = """\
 A masked `tl.load` leaves its masked-off lanes undefined unless `other=` fills them, and the
@@ -73,7 +75,13 @@ on the way (`x - mean`, `exp(x)`, `1 - x`, the `tl.max` of values that can be ne
 Information where only the language's "undefined" makes it wrong: a load without `other=` whose
 raw lanes, or products of them, reach a sum or a dot. Every backend fills those lanes with 0
 (the NVIDIA and AMD lowerings, the interpreter), so the code works today, but it relies on a
-fill the language does not promise; `other=0.0` makes it explicit."""
+fill the language does not promise; `other=0.0` makes it explicit. Information too where an
+`other=0.0` reaches only a `tl.max` used as the shift of a log-sum-exp: subtracted inside the
+argument of `exp`/`exp2` (or a helper under that name), added back to a `log` result, or
+carried into a running max (`tl.maximum(m_prev, m)`) used the same way (`exp(m_prev - m)`).
+The 0 can raise the maximum, but the shift cancels: only underflow, when every real value is
+far below 0, changes the result. A maximum that is also stored, compared or returned stays an
+error."""
     fix = """\
 Give the load the neutral `other=` of the reduction it feeds (`other=0.0` before `tl.sum` or
 `tl.dot`, `other=-float("inf")` before `tl.max`, `other=float("inf")` before `tl.min`), or
@@ -138,6 +146,11 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
             access = kernel.access_by_id(load_id)
             assert access is not None
             fill = kernel.facts(MaskedLanes).load_fill(access)
+            shifts = [h for h in hits if _zero_shifts_max(kernel, fill, h[0], h[2])]
+            if len(shifts) == len(hits):
+                yield self._shift_info(kernel, access, shifts[0][0])
+                continue
+            hits = [h for h in hits if h not in shifts]
             direct = [(r, v) for r, _, v in hits if fill == "undef" or v == {fill}]
             if direct:
                 reduction, _ = direct[0]
@@ -145,7 +158,7 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
                 if key in reported:
                     continue
                 reported.add(key)
-                zero_fill_works = self._backend_fill_neutral(kernel, access, hits)
+                zero_fill_works = _backend_fill_neutral(kernel, access, hits)
                 yield self._at_load(kernel, access, fill, reduction, zero_fill_works)
                 continue
             for reduction, _, values in hits:
@@ -186,35 +199,24 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
         layouts = kernel.facts(Layouts).lane_layouts(reduction.operands[index]).get(id(access.call))
         for layout in sorted(layouts or {"same"}):
             axes = kernel.facts(Masks).mask_axes(access.mask, layout)
-            if axes is None or self._combines(reduction, index, axes):
+            if axes is None or _combines(reduction, index, axes):
                 return True
         return False
 
-    @staticmethod
-    def _combines(reduction: Reduction, index: int, axes: set[int]) -> bool:
-        """The reduction combines lanes along one of ``axes`` of its operand ``index``."""
-        if reduction.kind == "dot":
-            return (1 if index == 0 else 0) in axes  # the K axis of a @ b
-        if isinstance(reduction.axis, int):
-            return reduction.axis in axes or (reduction.axis == -1 and 1 in axes)
-        return True
-
-    @staticmethod
-    def _backend_fill_neutral(
-        kernel: Kernel, access: MemoryAccess, hits: list[tuple[Reduction, int, frozenset[str]]]
-    ) -> bool:
-        """A load without ``other=`` whose lanes would be neutral for every reduction they
-        reach if they held the 0 every backend fills them with. A value the model cannot
-        follow (a 0 added into a loop's accumulator) passes for a sum or a dot, as everywhere
-        in this rule, but not for a max or a min: a 0 score hidden by an opaque `tl.where` of
-        two dots that reaches a softmax's `tl.max` stays an error."""
-        lanes = kernel.facts(MaskedLanes)
-        zero = lanes.backend_fill(access)
-        return zero is not None and not any(
-            lanes.lanes_with_fill(reduction.operands[index], access.call, zero)
-            - NEUTRAL[reduction.kind]
-            - ({"unknown"} if reduction.kind in ("sum", "dot") else set())
-            for reduction, index, _ in hits
+    def _shift_info(self, kernel: Kernel, access: MemoryAccess, reduction: Reduction) -> Finding:
+        fix = self._fill_fix(kernel, access)
+        message = (
+            "`other=` fills masked-off lanes with 0, which is not neutral for `tl.max` (line "
+            f"{kernel.span(reduction.call).line}) (info: the maximum is only the shift of a "
+            "log-sum-exp, which cancels: the fill changes the result only by underflow; pass "
+            "`other=-float('inf')` to make it exact)"
+        )
+        return self.finding(
+            kernel,
+            access.call,
+            message,
+            severity=Severity.INFO,
+            fix=fix[1] if fix is not None and fix[0] == "-inf" else None,
         )
 
     def _at_load(
@@ -325,3 +327,43 @@ def variance(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
             edit = self.replace_node(kernel, call, call.with_changes(args=[*args, new_arg]))
         fix = Fix(Applicability.SAFE, f"Fill masked-off lanes with `other={text}`", (edit,))
         return fill, fix
+
+
+def _zero_shifts_max(
+    kernel: Kernel, fill: str, reduction: Reduction, values: frozenset[str]
+) -> bool:
+    """A 0 fill that reaches a `tl.max` used only as the shift of a log-sum-exp: it can
+    raise the maximum, which cancels (`exp(x - m)` ... `log(s) + m`)."""
+    return (
+        fill == "zero"
+        and values == {"zero"}
+        and reduction.op == "max"
+        and kernel.facts(LogSumExpShifts).only_shift(reduction.call)
+    )
+
+
+def _combines(reduction: Reduction, index: int, axes: set[int]) -> bool:
+    """The reduction combines lanes along one of ``axes`` of its operand ``index``."""
+    if reduction.kind == "dot":
+        return (1 if index == 0 else 0) in axes  # the K axis of a @ b
+    if isinstance(reduction.axis, int):
+        return reduction.axis in axes or (reduction.axis == -1 and 1 in axes)
+    return True
+
+
+def _backend_fill_neutral(
+    kernel: Kernel, access: MemoryAccess, hits: list[tuple[Reduction, int, frozenset[str]]]
+) -> bool:
+    """A load without ``other=`` whose lanes would be neutral for every reduction they
+    reach if they held the 0 every backend fills them with. A value the model cannot
+    follow (a 0 added into a loop's accumulator) passes for a sum or a dot, as everywhere
+    in this rule, but not for a max or a min: a 0 score hidden by an opaque `tl.where` of
+    two dots that reaches a softmax's `tl.max` stays an error."""
+    lanes = kernel.facts(MaskedLanes)
+    zero = lanes.backend_fill(access)
+    return zero is not None and not any(
+        lanes.lanes_with_fill(reduction.operands[index], access.call, zero)
+        - NEUTRAL[reduction.kind]
+        - ({"unknown"} if reduction.kind in ("sum", "dot") else set())
+        for reduction, index, _ in hits
+    )
