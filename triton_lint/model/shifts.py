@@ -16,9 +16,11 @@ from triton_lint.model.reaching import Reaching
 from triton_lint.model.structure import Structure
 from triton_lint.model.tree import iter_nodes
 
-# Helpers that wrap `tl.exp`/`tl.log` under their own name (fla's `exp`, `log`; vLLM's
-# `fast_exp`): the same names TL301 reads as exponentials.
-_EXP = {"exp", "exp2", "fast_exp", "fast_exp2"}
+#: Helpers that wrap `tl.exp` under their own name (fla's `exp`/`exp2`, vLLM's `fast_exp`),
+#: imported from another file so their body cannot be read: the exponential each computes
+#: (TL301 reads them as exponentials too).
+EXP_HELPERS = {"exp": "exp", "exp2": "exp2", "fast_exp": "exp", "fast_exp2": "exp2"}
+_EXP = set(EXP_HELPERS)
 _LOG = {"log", "log2"}
 
 

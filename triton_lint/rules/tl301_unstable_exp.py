@@ -17,13 +17,11 @@ from triton_lint.model.names import dotted_name
 from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.reductions import reductions
+from triton_lint.model.shifts import EXP_HELPERS
 from triton_lint.model.tree import iter_nodes
 from triton_lint.rules.base import Rule
 
 _EXP = ("exp", "exp2")
-# Helpers that wrap `tl.exp` under their own name (fla's `exp`/`exp2`, vLLM's `fast_exp`),
-# imported from another file so their body cannot be read.
-_EXP_HELPERS = {"exp": "exp", "exp2": "exp2", "fast_exp": "exp", "fast_exp2": "exp2"}
 # Calls that bound their result: a clamp, a max, a log (exp(log x) = x), a where-select.
 _BOUNDING = {
     "minimum",
@@ -273,7 +271,7 @@ def _exp_name(kernel: Kernel, call: cst.Call) -> str | None:
     name = dotted_name(call.func)
     if name is None or name in kernel.module.kernels_by_name or not is_opaque(kernel, call):
         return None
-    return _EXP_HELPERS.get(name.rsplit(".", 1)[-1])
+    return EXP_HELPERS.get(name.rsplit(".", 1)[-1])
 
 
 def _divided_by_themselves(kernel: Kernel) -> dict[int, cst.BinaryOperation]:
