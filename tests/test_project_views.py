@@ -193,3 +193,21 @@ def test_an_edit_that_changes_no_answer_is_remembered_by_its_signature(tmp_path,
     assert again._index is None
     assert len(record["stats"]) == len(PROJECT)
     assert all(stat is not None for stat in record["stats"])  # the next run reads none again
+
+
+def test_views_written_by_another_build_are_not_read(tmp_path, monkeypatch):
+    """Runs sharing a cache write the record and the views apart: an edit is checked only
+    against the views of the build that wrote the record."""
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, PROJECT)
+    store = Store()
+    first, _ = _contexts(store)
+    first.remember()
+    other = {**store.new_views, "token": "another build"}
+    layer = tmp_path / "pkg" / "layer.py"
+    layer.write_text(layer.read_text().replace("4096", "2048"))  # changes no answer
+    again, _ = _contexts(Store(dict(store.entries), load_views=lambda: other))
+    assert again._index is not None
+    views = store.new_views
+    kept, _ = _contexts(Store(dict(store.entries), load_views=lambda: views))
+    assert kept._index is None

@@ -332,13 +332,24 @@ def _words(part: str) -> frozenset[str]:
 
 
 def _relative(path: Path, root: Path) -> str:
-    """``path`` relative to ``root``, its directory resolved once (`resolved_directory`); as
-    given when it lies outside the root."""
+    """``path`` relative to ``root``, its directory resolved and made relative once
+    (`_relative_directory`); as given when it lies outside the root."""
     directory, name = os.path.split(path)
-    try:
-        return (resolved_directory(os.getcwd(), directory) / name).relative_to(root).as_posix()
-    except ValueError:
+    base = _relative_directory(os.getcwd(), directory, root)
+    if base is None:
         return path.as_posix()
+    return f"{base}/{name}" if base else name
+
+
+@cache
+def _relative_directory(cwd: str, directory: str, root: Path) -> str | None:
+    """``directory`` (resolved from ``cwd``) relative to ``root``: "" for the root itself,
+    None outside it."""
+    try:
+        relative = resolved_directory(cwd, directory).relative_to(root).as_posix()
+    except ValueError:
+        return None
+    return "" if relative == "." else relative
 
 
 def lint_paths(paths: list[Path], options: RunOptions) -> RunResult:

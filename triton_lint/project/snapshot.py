@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,8 @@ class RunIndex:
         if not changed:
             return True
         self._changed = set(changed)
-        files = self._views()
+        token = saved.get("views")
+        files = self._views(token) if isinstance(token, str) else {}
         if not files:
             return False
         modules = ModuleNames()
@@ -113,11 +115,14 @@ class RunIndex:
                 return False
         return True
 
-    def _views(self) -> dict[str, list[Any]]:
+    def _views(self, token: Any = None) -> dict[str, list[Any]]:
         """The last build's (stat, asks as JSON, view) of each file, when it is this
-        layout's and well formed; else empty."""
+        layout's and well formed (and, given ``token``, written by the build whose record
+        holds it: runs sharing the cache write the record and the views apart); else empty."""
         views = self._store.views() if self._store is not None else {}
         if views.get("key") != self._key or not _views_well_formed(views):
+            return {}
+        if token is not None and views.get("token") != token:
             return {}
         return views["files"]
 
@@ -175,12 +180,14 @@ class RunIndex:
                 files[display] = last  # the same bytes asked the same: the same answers
             else:
                 files[display] = [stat, asks, view(asked, facts, entry, universe)]
+        token = os.urandom(8).hex()  # pairs this record with these views
         store.entries[self._key] = {
             "kernel_files": index.kernel_files(),
             "contexts": contexts,
             "stats": list(self._stats.values()),
+            "views": token,
         }
-        store.new_views = {"key": self._key, "universe": ordered, "files": files}
+        store.new_views = {"key": self._key, "token": token, "universe": ordered, "files": files}
         store.changed = True
 
 
