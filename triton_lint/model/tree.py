@@ -178,6 +178,16 @@ def iter_small_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseSmall
                 pending.extend(reversed(block.body))
 
 
+def product_factors(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The factors of a product chain: ``a * b * c`` gives ``a``, ``b``, ``c`` (any other
+    expression is its own one factor)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        yield from product_factors(expr.left)
+        yield from product_factors(expr.right)
+    else:
+        yield expr
+
+
 def keyword_arg(call: cst.Call, name: str) -> cst.BaseExpression | None:
     """The value of ``name=...`` in ``call``, or None."""
     for arg in call.args:

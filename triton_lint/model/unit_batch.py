@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from triton_lint.model.callers import MAX_DEPTH, CallerIndex, free_names, qualified_name
+from triton_lint.model.host import dimension_axis, is_shape
 from triton_lint.model.host_tests import conjuncts
 from triton_lint.model.kernel import LaunchSite, ModuleModel
 from triton_lint.model.launches import calls_of
@@ -211,29 +212,10 @@ def _compared_leading(test: cst.BaseExpression, operator: type) -> str | None:
 
 def _leading_of(expr: cst.BaseExpression) -> str | None:
     """``n`` of ``n.shape[0]`` or ``n.size(0)``."""
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
-        index = expr.slice[0].slice
-        base = expr.value
-        if (
-            isinstance(index, cst.Index)
-            and isinstance(index.value, cst.Integer)
-            and index.value.value == "0"
-            and isinstance(base, cst.Attribute)
-            and base.attr.value == "shape"
-            and isinstance(base.value, cst.Name)
-        ):
-            return base.value.value
-    if (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value == "size"
-        and isinstance(expr.func.value, cst.Name)
-        and len(expr.args) == 1
-        and isinstance(expr.args[0].value, cst.Integer)
-        and expr.args[0].value.value == "0"
-    ):
-        return expr.func.value.value
-    return None
+    if dimension_axis(expr) != 0:
+        return None
+    owner = expr.value if isinstance(expr, cst.Subscript) else expr.func  # type: ignore[attr-defined]
+    return owner.value.value if isinstance(owner.value, cst.Name) else None
 
 
 def _assigned(stmt: cst.CSTNode) -> set[str]:
@@ -306,8 +288,7 @@ def _unpacked_first(function: cst.FunctionDef, name: str) -> str | None:
             if (
                 isinstance(first, cst.Name)
                 and first.value == name
-                and isinstance(value, cst.Attribute)
-                and value.attr.value == "shape"
+                and is_shape(value)
                 and isinstance(value.value, cst.Name)
             ):
                 found = value.value.value

@@ -16,7 +16,7 @@ from triton_lint.model.host_args import stride_call
 from triton_lint.model.host_tests import conjuncts, equality_sides
 from triton_lint.model.kernel import Kernel, LaunchSite, Param
 from triton_lint.model.names import dotted_name
-from triton_lint.model.tree import iter_children
+from triton_lint.model.tree import iter_children, product_factors
 
 #: Host calls whose value keeps every factor of their first argument (not ``cdiv``, which
 #: rounds: ``cdiv(blocks, world)`` takes one value for several ``blocks``).
@@ -98,16 +98,10 @@ def _asserted_products(site: LaunchSite, value: cst.BaseExpression) -> list[cst.
         for part in conjuncts(test):
             sides = equality_sides(part)
             for this, other in (sides, sides[::-1]) if sides else ():
-                if value.value in _multiplicands(this) and isinstance(other, cst.Name):
+                multiplicands = {f.value for f in product_factors(this) if isinstance(f, cst.Name)}
+                if value.value in multiplicands and isinstance(other, cst.Name):
                     found.append(site.host_definitions.get(other.value, other))
     return found
-
-
-def _multiplicands(expr: cst.BaseExpression) -> set[str]:
-    """The names multiplied together in ``expr`` (``F * S``: ``F`` and ``S``)."""
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
-        return _multiplicands(expr.left) | _multiplicands(expr.right)
-    return {expr.value} if isinstance(expr, cst.Name) else set()
 
 
 def _dimension_owner(value: cst.BaseExpression) -> str | None:

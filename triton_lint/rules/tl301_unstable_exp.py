@@ -18,7 +18,7 @@ from triton_lint.model.provenance import Prov, Provenance
 from triton_lint.model.reaching import Reaching
 from triton_lint.model.reductions import reductions
 from triton_lint.model.shifts import EXP_HELPERS
-from triton_lint.model.tree import iter_nodes
+from triton_lint.model.tree import iter_nodes, product_factors
 from triton_lint.rules.base import Rule
 
 _EXP = ("exp", "exp2")
@@ -344,13 +344,13 @@ def _divisor(kernel: Kernel, expr: cst.BaseExpression) -> cst.BaseExpression | N
 def _scaled_by(kernel: Kernel, quotient: cst.BinaryOperation, cap: cst.BaseExpression) -> bool:
     """``quotient`` is multiplied by ``cap``: ``c * (p - q) / (p + q)``, ``(p - q) / (p + q)
     * c``, or a name bound to the quotient times ``c``."""
-    if any(_same_value(kernel, f, cap) for f in _factors(quotient.left)):
+    if any(_same_value(kernel, f, cap) for f in product_factors(quotient.left)):
         return True
     reaching = kernel.facts(Reaching)
     for node in iter_nodes(kernel.node.body):
         if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)):
             continue
-        factors = list(_factors(node))
+        factors = list(product_factors(node))
         for factor in factors:
             bound = factor is quotient or (
                 isinstance(factor, cst.Name)
@@ -359,15 +359,6 @@ def _scaled_by(kernel: Kernel, quotient: cst.BinaryOperation, cap: cst.BaseExpre
             if bound and any(_same_value(kernel, f, cap) for f in factors if f is not factor):
                 return True
     return False
-
-
-def _factors(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    """The factors of a product chain: ``a * b * c`` gives ``a``, ``b``, ``c``."""
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
-        yield from _factors(expr.left)
-        yield from _factors(expr.right)
-    else:
-        yield expr
 
 
 def _same_value(kernel: Kernel, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
