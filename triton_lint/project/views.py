@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ def asks_of(facts: FileFacts, entry: ProjectFile | None, searched: set[str]) -> 
     indexed (None when it indexed none)."""
     asked = entry.asked if entry is not None else None
     return {
-        "facts": sorted(key for key in facts.record if key in _FACTS),
+        "facts": sorted(key for key in facts.record if key in _ASK_FACT),
         "searched": sorted(searched),
         "entry": None
         if asked is None
@@ -54,7 +55,7 @@ def view(asks: Asks, facts: FileFacts, entry: ProjectFile | None, universe: froz
     """The digest of the answers ``facts`` and ``entry`` (the file's current bytes) give to
     ``asks``."""
     answers: dict[str, Any] = {
-        "facts": {key: _FACTS[key](facts) for key in asks["facts"]},
+        "facts": {key: _fact(facts, key) for key in asks["facts"]},
         "searched": [name for name in asks["searched"] if name.encode() in facts.data],
     }
     spec = asks["entry"]
@@ -67,7 +68,12 @@ def view(asks: Asks, facts: FileFacts, entry: ProjectFile | None, universe: froz
 
 
 def view_now(
-    asks: Asks, display: str, path: Path, facts: FileFacts, module: tuple[str, bool], universe
+    asks: Asks,
+    display: str,
+    path: Path,
+    facts: FileFacts,
+    module: tuple[str, bool],
+    universe: frozenset[str],
 ) -> str:
     """`view` of a file as it is now (read afresh: nothing of it is kept by its old bytes)."""
     entry = ProjectFile(display, path, facts.data, *module) if asks["entry"] is not None else None
@@ -100,15 +106,16 @@ def _outline(entry: ProjectFile) -> list[Any]:
     return [found.get("imports"), found.get("relative"), found.get("kernels")]
 
 
-def _fact(name: str) -> Any:
-    """The accessor of a byte fact by its record key, returning the recorded value."""
+#: Each byte fact by its key in `FileFacts.record`: asking computes it into the record.
+_ASK_FACT: dict[str, Callable[[FileFacts], object]] = {
+    "t": lambda facts: facts.triton,
+    "k": lambda facts: facts.kernels,
+    "w": FileFacts.words,
+    "i": FileFacts.statements,
+}
 
-    def read(facts: FileFacts) -> Any:
-        getattr(facts, name) if name in ("triton", "kernels") else getattr(facts, name)()
-        return facts.record[_KEYS[name]]
 
-    return read
-
-
-_KEYS = {"triton": "t", "kernels": "k", "words": "w", "statements": "i"}
-_FACTS = {key: _fact(name) for name, key in _KEYS.items()}
+def _fact(facts: FileFacts, key: str) -> Any:
+    """The recorded value of the byte fact ``key`` (the JSON form the store keeps)."""
+    _ASK_FACT[key](facts)
+    return facts.record[key]
