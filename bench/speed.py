@@ -68,11 +68,20 @@ def installed_package(name: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+#: Runs write their bytecode, as an installed package has it: an environment that forbids it
+#: (PYTHONDONTWRITEBYTECODE) would compile every module the checkout changed on every run.
+ENVIRONMENT = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def measure(command: list[str], cwd: Path | None = None) -> Run:
     """Run ``command`` with its output discarded; its wall time, CPU time and peak RSS."""
     start = time.perf_counter()
     process = subprocess.Popen(
-        command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command,
+        cwd=cwd,
+        env=ENVIRONMENT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start

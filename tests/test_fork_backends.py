@@ -47,6 +47,13 @@ def test_fork_directories_skip_upstream_api_rules_and_say_so(project):
     assert "TL201, TL204, TL208, TL209, TL210 skipped there" in result.output
 
 
+def test_a_file_named_for_a_fork_backend_is_fork_code(project):
+    (project / "ops" / "triton_ascend.py").write_text(BLOCK_POINTERS)
+    result = run("--target-version", "3.9", "ops", cwd=project)
+    assert _files_with(result.output, "TL208") == {"ops/copy.py"}
+    assert "note: 1 file under vendor-fork backend directories" in result.output
+
+
 def test_empty_fork_backends_checks_every_file(project):
     (project / "pyproject.toml").write_text("[tool.triton-lint]\nfork-backends = []\n")
     result = run("--target-version", "3.9", ".", cwd=project)

@@ -123,14 +123,14 @@ def test_only_unreadable_files_exit_zero_with_their_message(tmp_path):
 def test_an_unreadable_file_is_reported_and_the_rest_linted(tmp_path, monkeypatch):
     (tmp_path / "a.py").write_text(KERNEL, encoding="utf-8")
     (tmp_path / "secret.py").write_text(KERNEL, encoding="utf-8")
-    real = Path.read_bytes
+    real = os.open
 
-    def read_bytes(path: Path) -> bytes:
-        if path.name == "secret.py":
+    def open_file(path, flags, *args, **kwargs):  # root reads a file without permissions
+        if os.path.basename(path) == "secret.py":
             raise PermissionError(13, "Permission denied")
-        return real(path)
+        return real(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(os, "open", open_file)
     runner = Runner(RunOptions(jobs=1))
     runner.lint_files(runner.collect([tmp_path]))
     assert runner.result.unreadable == [(str(tmp_path / "secret.py"), "Permission denied")]

@@ -5,6 +5,7 @@ without a cache."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import triton_lint.project.run as project_run
+from triton_lint.model.project import ProjectContext
 from triton_lint.project.snapshot import PREFIX
 from triton_lint.project.store import Store
 from triton_lint.run import RunOptions, lint_paths
@@ -126,7 +128,7 @@ def test_a_context_from_the_snapshot_equals_the_one_built(case, monkeypatch):
     assert [key for key in store.entries if key.startswith(PREFIX)]
     again = project_run.project_index(files, [], Store(dict(store.entries)), since)
     assert again.context_for("pkg/kernels.py") == expected
-    assert again.context_for("pkg/kernels.py").digest() == expected.digest()
+    assert again.context_for("pkg/kernels.py").known_digest == expected.digest()  # read back
     assert again.kernel_files() == built.kernel_files()
     assert again._index is None
 
@@ -184,3 +186,27 @@ def test_the_views_are_read_only_when_a_file_changed_and_written_after_a_build(
     assert views.stat().st_mtime_ns == written
     stats = [key for key in json.loads(views.parent.joinpath("project-index").read_text())]
     assert sum(key.startswith("s:") and "layer.py" in key for key in stats) == 1
+
+
+def test_a_context_copied_with_other_facts_digests_them():
+    context = ProjectContext(kernel_refs={"ops.py": {"kern": "kern"}})
+    before = context.digest()
+    copied = dataclasses.replace(context, unreferenced=frozenset({"kern"}))
+    assert copied.digest() != before
+    assert (
+        copied.digest()
+        == ProjectContext(
+            kernel_refs={"ops.py": {"kern": "kern"}}, unreferenced=frozenset({"kern"})
+        ).digest()
+    )
+
+
+@pytest.mark.parametrize(
+    "directory", ["real/pkg", "link/pkg", "real/../link/pkg", "link", "", ".", "real/pkg/"]
+)
+def test_directories_resolve_as_the_operating_system_does(tmp_path, directory):
+    (tmp_path / "real" / "pkg").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    expected = (tmp_path / directory).resolve()
+    assert project_run.resolved_directory(str(tmp_path), directory) == expected
+    assert project_run.resolved_file(tmp_path / directory / "a.py") == expected / "a.py"

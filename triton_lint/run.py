@@ -85,6 +85,8 @@ class Runner:
         #: Files found under a directory argument (the others were named one by one).
         self.directory_files: set[Path] = set()
         self._isolated: Config | None = None  # --isolated: one configuration for every file
+        self._places: dict[tuple[str, str], tuple[Config, str | None, bool, str]] = {}
+        self._plain_rules: dict[tuple[Config, bool], list[Rule]] = {}
 
     def config_for(self, directory: Path) -> Config:
         if self.options.isolated:
@@ -219,10 +221,11 @@ class Runner:
         end.
         """
         try:
-            if not stat.S_ISREG(path.stat().st_mode):
+            status = os.stat(path)
+            if not stat.S_ISREG(status.st_mode):
                 self.result.unreadable.append((str(path), "not a regular file"))
                 return None
-            return path.read_bytes()
+            return _read_bytes(path, status.st_size)
         except OSError as error:
             self.result.unreadable.append((str(path), error.strerror or str(error)))
             return None
@@ -236,12 +239,36 @@ class Runner:
 
     def settings_for(self, path: Path) -> tuple[list[Rule], str]:
         """The rules and the Triton version for one file (and count it if it is fork code)."""
-        config = self.config_for(path.parent)
-        relative = _relative(path, config.root)
-        fork = is_fork_backend(relative, config.fork_backends)
+        directory, name = os.path.split(path)
+        place = self._places.get((os.getcwd(), directory))
+        if place is None:
+            place = self._place(path.parent)
+            self._places[(os.getcwd(), directory)] = place
+        config, base, fork, target = place
+        if base is None:
+            relative = path.as_posix()
+            fork = is_fork_backend(relative, config.fork_backends)
+        else:
+            relative = f"{base}/{name}" if base else name
+            fork = fork or is_fork_backend(name, config.fork_backends)
         self.result.fork_files += fork
-        target = resolve_target(self.options.target_version or config.target_version)
+        if not config.per_file_ignores:
+            rules = self._plain_rules.get((config, fork))
+            if rules is None:
+                rules = self.rules_for_file(path, relative, config, fork)
+                self._plain_rules[(config, fork)] = rules
+            return rules, target
         return self.rules_for_file(path, relative, config, fork), target
+
+    def _place(self, directory: Path) -> tuple[Config, str | None, bool, str]:
+        """What the files of one directory share: their configuration, the directory's path
+        relative to its root (None outside it), whether it lies under a vendor-fork backend
+        directory, and the target version (a warm run asks for thousands of files)."""
+        config = self.config_for(directory)
+        base = _relative_directory(os.getcwd(), os.fspath(directory), config.root)
+        fork = base is not None and is_fork_backend(base, config.fork_backends)
+        target = resolve_target(self.options.target_version or config.target_version)
+        return config, base, fork, target
 
     def lint_path(self, path: Path) -> None:
         data = self.read(path)
@@ -331,16 +358,6 @@ def _words(part: str) -> frozenset[str]:
     return frozenset(filter(None, re.split(r"[_\-]+", part.lower())))
 
 
-def _relative(path: Path, root: Path) -> str:
-    """``path`` relative to ``root``, its directory resolved and made relative once
-    (`_relative_directory`); as given when it lies outside the root."""
-    directory, name = os.path.split(path)
-    base = _relative_directory(os.getcwd(), directory, root)
-    if base is None:
-        return path.as_posix()
-    return f"{base}/{name}" if base else name
-
-
 @cache
 def _relative_directory(cwd: str, directory: str, root: Path) -> str | None:
     """``directory`` (resolved from ``cwd``) relative to ``root``: "" for the root itself,
@@ -367,6 +384,19 @@ def lint_paths(paths: list[Path], options: RunOptions) -> RunResult:
 def _key(job: FileJob) -> str:
     project = job.project.digest() if job.project is not None else ""
     return entry_key(job.display, job.codes, job.target, job.data, project)
+
+
+def _read_bytes(path: Path, size: int) -> bytes:
+    """The file's bytes, read with the operating system's calls (a warm run reads thousands
+    of files, and a buffered file object costs more than the read)."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        chunks = []
+        while chunk := os.read(descriptor, max(size + 1, 1 << 16)):  # grown since its stat
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)
 
 
 def _text(data: bytes) -> str | None:

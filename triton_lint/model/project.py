@@ -41,12 +41,20 @@ class ProjectContext:
     #: launch the index resolved to it -> the number of those launches
     #: (`triton_lint.project.launch_census`): no launch hides elsewhere.
     launch_counts: dict[str, int] = field(default_factory=dict)
+    #: `digest`, once computed (or read back with a saved context: `project.snapshot`);
+    #: not copied by `dataclasses.replace`, whose copy has other facts
+    known_digest: str = field(default="", init=False, repr=False, compare=False)
 
     def digest(self) -> str:
         """Changes when these facts' shape changes: which files they come from, the names they
         are found by, the callers followed, the part of each file parsed. Not the files'
         content: a lint records the digest of what it read of each (`FileResult.reads`), and
         the results cache checks those against the files as they are now."""
+        if not self.known_digest:
+            object.__setattr__(self, "known_digest", self._digest())
+        return self.known_digest
+
+    def _digest(self) -> str:
         hasher = hashlib.blake2b(digest_size=16)
         hasher.update("\0".join(sorted(self.sources)).encode())
         hasher.update(repr(sorted(self.kernel_refs.items())).encode())

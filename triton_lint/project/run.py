@@ -76,8 +76,14 @@ def resolved_file(path: Path) -> Path:
 @cache
 def resolved_directory(cwd: str, directory: str) -> Path:
     """``directory`` resolved from ``cwd`` (a relative one means another directory after a
-    change of the working directory: an editor's server, a test)."""
-    return (Path(cwd) / directory).resolve()
+    change of the working directory: an editor's server, a test): its parent's resolution
+    and its name, unless it is a link (a run's directories share their parents, and
+    resolving a path from the root stats every component of it)."""
+    path = os.path.join(cwd, directory)
+    parent, name = os.path.split(path)
+    if name in ("", ".", "..") or parent == path or os.path.islink(path):
+        return Path(path).resolve()
+    return resolved_directory(cwd, parent) / name
 
 
 def _display(path: Path) -> str:

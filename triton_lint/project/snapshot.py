@@ -232,6 +232,7 @@ def _encode(context: ProjectContext | None) -> dict[str, Any] | None:
         "host_names": {path: sorted(names) for path, names in context.host_names.items()},
         "unreferenced": sorted(context.unreferenced),
         "launch_counts": context.launch_counts,
+        "digest": context.digest(),
     }
 
 
@@ -241,7 +242,7 @@ def _decode(record: Any, files: dict[str, tuple[Path, bytes]]) -> ProjectContext
     if record is None:
         return None
     try:
-        return ProjectContext(
+        context = ProjectContext(
             sources={path: files[path][1] for path in record["sources"]},
             kernel_refs=record["kernel_refs"],
             dispatch_refs=record["dispatch_refs"],
@@ -256,3 +257,6 @@ def _decode(record: Any, files: dict[str, tuple[Path, bytes]]) -> ProjectContext
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return _MISSING
+    if isinstance(record.get("digest"), str):  # computed when it was saved
+        object.__setattr__(context, "known_digest", record["digest"])
+    return context
