@@ -39,9 +39,11 @@ PROJECT = {
         "        return x\n\n\n"
         "bias_fn = BiasFn.apply\n"
     ),
-    "pkg/model.py": "from pkg import ops\n\n\ndef block(x, b):\n    return ops.bias_fn(x, b)\n",
+    "pkg/model.py": (  # names an alias another file's edit adds: the universe grows
+        "from pkg import ops\n\n\ndef block(x, b):\n    return ops.bias_fn(x, b)  # not bias_rows, old_rows\n"
+    ),
     "pkg/layer.py": (
-        "from pkg import ops\n\n\n"
+        "from pkg import ops\nfrom pkg.ops import add_bias_rows as old_rows\n\n\n"
         "def apply_bias(x, b):\n    n = x.shape[0]\n    assert n <= 4096\n"
         "    ops.add_bias_rows(x, b, n)\n\n\n"
         "def apply_bias_all(x, b):\n    n = x.shape[0]\n    return n\n"
@@ -83,6 +85,18 @@ EDITS = {
         "pkg/layer.py",
         "from pkg import ops\n",
         "from pkg import ops\nfrom pkg import ops as bias_ops\n",
+        True,
+    ),
+    "a launching function imported under a name another file writes (the universe)": (
+        "pkg/layer.py",
+        "from pkg import ops\n",
+        "from pkg import ops\nfrom pkg.ops import add_bias_rows as bias_rows\n",
+        True,
+    ),
+    "an alias another file writes dropped (the universe shrinks)": (
+        "pkg/layer.py",
+        "from pkg.ops import add_bias_rows as old_rows\n",
+        "",
         True,
     ),
     "the kernel imported from another module (the outline)": (
@@ -168,10 +182,10 @@ def test_an_edit_keeps_or_rebuilds_the_index_and_the_contexts_are_fresh(
         again.remember()  # the unchanged files' answers kept, the others asked afresh
         kept = again_store.new_views
         universe = frozenset(kept["universe"])
-        for display, (_, asks, digest) in kept["files"].items():
+        for display, (_, asks, digest, words) in kept["files"].items():
             path, data = again.files[display]
             module = ModuleNames()(path)
-            assert digest == view_now(
+            assert (digest, words) == view_now(
                 json.loads(asks), display, path, FileFacts(data), module, universe
             )
 

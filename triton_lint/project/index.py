@@ -35,6 +35,7 @@ from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
 from triton_lint.project.autograd_apply import apply_calls, called_as
+from triton_lint.project.caller_tree import followed_callers
 from triton_lint.project.dormant import DormantFiles, Wanted
 from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.launch_census import LAUNCH, with_census
@@ -56,7 +57,11 @@ class ProjectIndex:
     """Kernels, launches and callers across the files of one run."""
 
     def __init__(
-        self, files: Files, store: Store | None = None, facts: Facts | None = None
+        self,
+        files: Files,
+        store: Store | None = None,
+        facts: Facts | None = None,
+        modules: ModuleNames | None = None,
     ) -> None:
         self.files: dict[str, ProjectFile] = {}
         self.facts = dict(facts or {})  # kept by stat signature in ``store``: `filefacts`
@@ -65,7 +70,7 @@ class ProjectIndex:
         #: every name the index asks the files about (`project.views`)
         self.universe = Universe()
         #: files that never name Triton, read once their imports name what the index follows
-        self.dormant = DormantFiles(module_name := ModuleNames())
+        self.dormant = DormantFiles(module_name := modules or ModuleNames())
         self._ambiguous: set[str] = set()
         for display, path, data in files:
             facts = self.facts.setdefault(display, FileFacts(data))
@@ -108,9 +113,11 @@ class ProjectIndex:
         for kernel_file in kernel_files:
             wanted.setdefault(kernel_file.module, set()).update(kernel_file.kernels)
         self._admit(wanted)
+        helpers: list[tuple[ProjectFile, str]] = []  # dispatch helpers of the kernels' files
         for entry in list(self.files.values()):
             if entry.written(names):  # a launch, or an import under another name
-                self._record_launches(entry, names)
+                self._record_launches(entry, names, helpers)
+        self._record_dispatch_calls(helpers)
         frontier = {key for keys in self.launchers.values() for key in keys}
         seen = set(frontier)
         for _ in range(MAX_DEPTH):
@@ -146,7 +153,9 @@ class ProjectIndex:
                 self._wake(display)
         return self.by_module.get(module)
 
-    def _record_launches(self, entry: ProjectFile, names: set[str]) -> None:
+    def _record_launches(
+        self, entry: ProjectFile, names: set[str], helpers: list[tuple[ProjectFile, str]]
+    ) -> None:
         entry.parse()
         aliases = {n for n, target in entry.imports.items() if target.split(".")[-1] in names}
         for function, dotted in entry.uses(names, LAUNCH, aliases):
@@ -160,11 +169,18 @@ class ProjectIndex:
             if entry is not kernel_file:
                 refs = self.kernel_refs.setdefault(kernel_file.display, {})
                 refs.setdefault(entry.display, {})[dotted] = kernel
-        self._record_dispatch(entry, names, aliases)
+        self._record_dispatch(entry, names, aliases, helpers)
 
-    def _record_dispatch(self, entry: ProjectFile, names: set[str], aliases: set[str]) -> None:
+    def _record_dispatch(
+        self,
+        entry: ProjectFile,
+        names: set[str],
+        aliases: set[str],
+        helpers: list[tuple[ProjectFile, str]],
+    ) -> None:
         """A top-level function of ``entry`` that returns a kernel (a dispatch helper): the
-        functions of the same file that call it launch what it returns."""
+        functions of the same file that call it launch what it returns; a helper of the
+        kernels' own file joins ``helpers``, whose callers elsewhere launch them too."""
         for helper, dotted in entry.uses(names, _LINE_END, aliases):
             target = self.locate_in(entry, dotted)
             if not helper or "." in helper or target is None or target[1] not in target[0].kernels:
@@ -175,26 +191,37 @@ class ProjectIndex:
             launchers = self.launchers.setdefault(kernel_file.display, set())
             launchers.update((entry.display, function) for function in launching)
             if entry is kernel_file:
-                self._record_dispatch_calls(entry, helper)
+                helpers.append((entry, helper))
             elif launching:
                 refs = self.kernel_refs.setdefault(kernel_file.display, {})
                 refs.setdefault(entry.display, {})[dotted] = kernel
 
-    def _record_dispatch_calls(self, kernel_file: ProjectFile, helper: str) -> None:
-        """The functions of other files that call a dispatch helper of the kernels' file."""
-        for entry in list(self.files.values()):
-            if entry is kernel_file or not entry.writes(helper):
-                continue
-            entry.parse()
-            aliases = {n for n, t in entry.imports.items() if t.split(".")[-1] == helper}
-            for caller, dotted in entry.uses({helper}, _CALL, aliases):
-                if caller and self._function_key(entry, dotted, caller) == (
-                    kernel_file.display,
-                    helper,
-                ):
-                    self.launchers[kernel_file.display].add((entry.display, caller))
-                    refs = self.dispatch_refs.setdefault(kernel_file.display, {})
-                    refs.setdefault(entry.display, {})[dotted] = helper
+    def _record_dispatch_calls(self, helpers: list[tuple[ProjectFile, str]]) -> None:
+        """The functions of other files that call a dispatch helper of the kernels' file
+        (one pass over the files for every helper of the project)."""
+        files_of: dict[str, list[ProjectFile]] = {}
+        for kernel_file, helper in helpers:
+            files_of.setdefault(helper, []).append(kernel_file)
+        names = set(files_of)
+        for entry in list(self.files.values()) if names else ():
+            for helper in sorted(entry.written(names)):
+                entry.parse()
+                aliases = {n for n, t in entry.imports.items() if t.split(".")[-1] == helper}
+                for kernel_file in files_of[helper]:
+                    if entry is not kernel_file:
+                        self._record_dispatch_call(entry, kernel_file, helper, aliases)
+
+    def _record_dispatch_call(
+        self, entry: ProjectFile, kernel_file: ProjectFile, helper: str, aliases: set[str]
+    ) -> None:
+        for caller, dotted in entry.uses({helper}, _CALL, aliases):
+            if caller and self._function_key(entry, dotted, caller) == (
+                kernel_file.display,
+                helper,
+            ):
+                self.launchers[kernel_file.display].add((entry.display, caller))
+                refs = self.dispatch_refs.setdefault(kernel_file.display, {})
+                refs.setdefault(entry.display, {})[dotted] = helper
 
     def _record_callers(self, functions: set[FunctionKey]) -> set[FunctionKey]:
         """Record who calls ``functions``; the calling functions, to follow next."""
@@ -284,7 +311,7 @@ class ProjectIndex:
         of launches when the index read the file and found none of its kernels launched (a
         rule may say so), None when the index never read it (nothing is known)."""
         if not self._contexts:
-            bare = {path: self._context_for(path) for path in self.kernel_files()}
+            bare = {path: followed_callers(self, path) for path in self.kernel_files()}
             wanted: dict[str, set[str]] = {}
             for context in bare.values():
                 for path in context.sources if context is not None else ():
@@ -300,36 +327,6 @@ class ProjectIndex:
         if context is None:
             return None
         return with_census(self, display, context)
-
-    def _context_for(self, display: str) -> ProjectContext | None:
-        refs = self.kernel_refs.get(display, {})
-        dispatch = self.dispatch_refs.get(display, {})
-        launchers = self.launchers.get(display, set())
-        if not refs and not launchers:
-            return None
-        callers: dict[FunctionKey, dict[str, tuple[str, ...]]] = {}
-        pending = list(launchers)
-        seen: set[FunctionKey] = set()
-        for _ in range(MAX_DEPTH):
-            following: list[FunctionKey] = []
-            for key in pending:
-                if key in seen or key in self.unbounded or key not in self.callers:
-                    continue
-                seen.add(key)
-                by_file = self.callers[key]
-                callers[key] = {path: tuple(sorted(names)) for path, names in by_file.items()}
-                following.extend(sorted(self.calling.get(key, ())))
-            pending = following
-        files = set(refs) | set(dispatch)
-        files |= {path for by_file in callers.values() for path in by_file}
-        files.discard(display)
-        return ProjectContext(
-            sources={path: self.files[path].data for path in sorted(files)},
-            kernel_refs={path: dict(names) for path, names in refs.items()},
-            dispatch_refs={path: dict(names) for path, names in dispatch.items()},
-            callers=callers,
-            unbounded=frozenset(k for k in self.unbounded if k in seen or k in launchers),
-        )
 
     def dependents(self, display: str) -> set[str]:
         """Kernel files whose lint reads ``display`` (an editor re-lints them on save)."""

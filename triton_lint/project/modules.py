@@ -4,27 +4,33 @@ configuration."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 
 class ModuleNames:
     """The dotted module each file is imported as: the directories above it that are packages
     (hold an ``__init__.py``), so ``src/pkg/ops.py`` is ``pkg.ops``; and whether it is a
     package's ``__init__``. Which directories are packages is asked once per directory (a
-    stat each) for the files of one index, not once per file."""
+    stat each) for the files of one run, not once per file; paths are handled as strings (a
+    run names thousands of files)."""
 
     def __init__(self) -> None:
-        self._packages: dict[Path, tuple[str, ...]] = {}
+        self._packages: dict[str, tuple[str, ...]] = {}
 
-    def __call__(self, path: Path) -> tuple[str, bool]:
-        own = [] if path.name == "__init__.py" else [path.stem]
-        return ".".join([*self.package(path.parent), *own]), path.name == "__init__.py"
+    def __call__(self, path: os.PathLike[str] | str) -> tuple[str, bool]:
+        directory, name = os.path.split(os.fspath(path))
+        package = self.package(directory)
+        if name == "__init__.py":
+            return ".".join(package), True
+        return ".".join([*package, os.path.splitext(name)[0]]), False
 
-    def package(self, directory: Path) -> tuple[str, ...]:
+    def package(self, directory: os.PathLike[str] | str) -> tuple[str, ...]:
         """The dotted parts of ``directory`` as a package (none when it is not one)."""
+        directory = os.fspath(directory)
         if directory not in self._packages:
-            if (directory / "__init__.py").is_file() and directory.parent != directory:
-                self._packages[directory] = (*self.package(directory.parent), directory.name)
+            parent, name = os.path.split(directory)
+            if parent != directory and os.path.isfile(os.path.join(directory, "__init__.py")):
+                self._packages[directory] = (*self.package(parent), name)
             else:
                 self._packages[directory] = ()
         return self._packages[directory]

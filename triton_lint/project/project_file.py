@@ -33,16 +33,12 @@ class Universe:
 
     def __init__(self) -> None:
         self._sets: dict[int, Set[str]] = {}
-        self._names: set[str] = set()
 
     def add_set(self, names: Set[str]) -> None:
         self._sets.setdefault(id(names), names)
 
-    def add(self, name: str) -> None:
-        self._names.add(name)
-
     def names(self) -> frozenset[str]:
-        return frozenset(self._names.union(*self._sets.values()))
+        return frozenset().union(*self._sets.values())
 
 
 @dataclass
@@ -117,11 +113,6 @@ class ProjectFile:
         self.universe.add_set(names)
         return self.words & names
 
-    def writes(self, name: str) -> bool:
-        self.asked.words = True
-        self.universe.add(name)
-        return name in self.words
-
     def _find_words(self) -> str:
         return " ".join(sorted(set(_WORD.findall(self.text))))  # one string: JSON reads it fast
 
@@ -129,7 +120,9 @@ class ProjectFile:
         """`engine.may_define_kernels` of the text."""
         self.asked.may_define = True
         if self._may_define is None:
-            self._may_define = may_define_kernels(self.text)
+            self._may_define = self._stored(
+                f"m:{self.digest}", lambda: may_define_kernels(self.text)
+            )
         return self._may_define
 
     def parse(self) -> bool:

@@ -15,6 +15,7 @@ from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import ProjectContext
 from triton_lint.project.filefacts import file_facts
 from triton_lint.project.index import ProjectIndex
+from triton_lint.project.modules import ModuleNames
 from triton_lint.project.snapshot import RunIndex, layout
 from triton_lint.project.store import Store
 from triton_lint.workers import FileJob
@@ -60,8 +61,9 @@ def project_index(
             facts[display].on_change = store.mark_changed
     files = {display: (path, data) for display, path, data in entries}
     stats = {display: key for (display, _, _), key in zip(entries, keys, strict=True)}
-    build = lambda: ProjectIndex(entries, store, facts)  # noqa: E731
-    return RunIndex(files, facts, build, store, layout(entries), stats)
+    modules = ModuleNames()
+    build = lambda: ProjectIndex(entries, store, facts, modules)  # noqa: E731
+    return RunIndex(files, facts, build, store, layout(entries, modules), stats, modules)
 
 
 def resolved_file(path: Path) -> Path:

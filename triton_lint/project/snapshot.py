@@ -27,17 +27,16 @@ from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.index import ProjectIndex
 from triton_lint.project.modules import ModuleNames
 from triton_lint.project.store import Store
-from triton_lint.project.views import asks_of, view, view_now
+from triton_lint.project.views import asks_of, view, view_now, widened
 
 #: The index store's key prefix of a snapshot (`Store`'s others: ``w:``, ``o:``, ``u:``,
-#: ``once:`` by content digest, ``s:`` by stat signature, ``r:`` a file's read digest).
+#: ``once:``, ``m:`` by content digest, ``s:`` by stat signature, ``r:`` a file's read digest).
 PREFIX = "x:"
 
 
-def layout(entries: list[tuple[str, Path, bytes]]) -> str:
+def layout(entries: list[tuple[str, Path, bytes]], modules: ModuleNames) -> str:
     """The store key of a snapshot of these files: each one's display path, resolved path
     and the package its directory is, in the order the index reads them."""
-    modules = ModuleNames()
     digest = hashlib.blake2b(digest_size=16)
     for display, path, _ in entries:
         package = ".".join(modules.package(path.parent))
@@ -57,6 +56,7 @@ class RunIndex:
         store: Store | None,
         key: str,
         stats: dict[str, str | None],
+        modules: ModuleNames,
     ) -> None:
         self.files = files  # display -> (path, bytes)
         self.facts = facts
@@ -64,6 +64,7 @@ class RunIndex:
         self._index: ProjectIndex | None = None
         self._store = store
         self._key = key
+        self._modules = modules  # the index's too: a directory is asked once per run
         #: display -> its size and modification time (None: its stat is not trusted)
         self._stats = {display: _short(key) for display, key in stats.items()}
         self._checked = False
@@ -103,20 +104,21 @@ class RunIndex:
         files = self._views(token) if isinstance(token, str) else {}
         if not files:
             return False
-        modules = ModuleNames()
+        modules = self._modules
         universe = frozenset(self._store.views()["universe"])  # type: ignore[union-attr]
         for display in changed:
             if display not in files:
                 return False
-            _, asks, digest = files[display]
+            _, asks, digest, words = files[display]
             path, _ = self.files[display]
             facts, module = self.facts[display], modules(path)
-            if view_now(json.loads(asks), display, path, facts, module, universe) != digest:
+            now = view_now(json.loads(asks), display, path, facts, module, universe)
+            if now != (digest, words):
                 return False
         return True
 
     def _views(self, token: Any = None) -> dict[str, list[Any]]:
-        """The last build's (stat, asks as JSON, view) of each file, when it is this
+        """The last build's (stat, asks as JSON, `views.View`) of each file, when it is this
         layout's and well formed (and, given ``token``, written by the build whose record
         holds it: runs sharing the cache write the record and the views apart); else empty."""
         views = self._store.views() if self._store is not None else {}
@@ -168,8 +170,8 @@ class RunIndex:
             for display, context in self._contexts.items()
         }
         universe = index.universe.names()
-        ordered = sorted(universe)
-        before = self._views() if self._store.views().get("universe") == ordered else {}
+        before = self._views()
+        was = frozenset(store.views().get("universe", ())) if before else universe
         files = {}
         for display in self.files:
             facts, entry = self.facts[display], index.files.get(display)
@@ -177,9 +179,10 @@ class RunIndex:
             asks = json.dumps(asked, separators=(",", ":"))
             stat, last = self._stats[display], before.get(display)
             if stat is not None and last is not None and last[:2] == [stat, asks]:
-                files[display] = last  # the same bytes asked the same: the same answers
+                # the same bytes asked the same: the same answers, over the new universe
+                files[display] = [*last[:3], widened(last[3], entry, was, universe)]
             else:
-                files[display] = [stat, asks, view(asked, facts, entry, universe)]
+                files[display] = [stat, asks, *view(asked, facts, entry, universe)]
         token = os.urandom(8).hex()  # pairs this record with these views
         store.entries[self._key] = {
             "kernel_files": index.kernel_files(),
@@ -187,7 +190,12 @@ class RunIndex:
             "stats": list(self._stats.values()),
             "views": token,
         }
-        store.new_views = {"key": self._key, "token": token, "universe": ordered, "files": files}
+        store.new_views = {
+            "key": self._key,
+            "token": token,
+            "universe": sorted(universe),
+            "files": files,
+        }
         store.changed = True
 
 
@@ -215,7 +223,7 @@ def _views_well_formed(views: dict[str, Any]) -> bool:
     return (
         isinstance(files, dict)
         and isinstance(views.get("universe"), list)
-        and all(isinstance(v, list) and len(v) == 3 for v in files.values())
+        and all(isinstance(v, list) and len(v) == 4 for v in files.values())
     )
 
 

@@ -2,7 +2,7 @@
 (`triton_lint.cache.LintCache.load_index`): by stat signature (``s:``, `project.filefacts`),
 by read digest (``r:``, `project.run`), a snapshot of the index's answers (``x:``,
 `project.snapshot`), and what outlining each file found, by content digest (``w:``, ``o:``,
-``u:``, ``once:``, `project.index`).
+``u:``, ``once:``, ``m:``, `project.project_file`).
 
 The outlines are most of the bytes (4 of 6 MB on 2,000 kernel-dense files) and a run that
 answers from the snapshot reads none of them: they are kept apart and loaded on first use.
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: The key prefixes of what the index found by outlining a file's text (by content digest).
-OUTLINE_PREFIXES = ("w:", "o:", "u:", "once:")
+OUTLINE_PREFIXES = ("w:", "o:", "u:", "once:", "m:")
 
 
 @dataclass

@@ -8,7 +8,10 @@ function or another mention of a kernel's name changes an answer and builds the 
 
 The words a file is asked about are compared over every name the index asked any file about
 (its universe), not question by question: the index asks each file about the same few large
-sets of names.
+sets of names. They are kept beside the digest of the other answers: a build that asks about
+one more name (the caller an edit added) changes every file's words among the universe, and
+an unchanged file's are brought up to date from its words (`widened`) without asking it the
+rest again.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from triton_lint.project.project_file import ProjectFile
 
 #: A file's logged questions, as JSON (`asks_of`).
 Asks = dict[str, Any]
+#: A file's answers as a later run compares them: the digest of all but its words, and its
+#: words among the universe (None when it was not asked for them).
+View = tuple[str, list[str] | None]
 
 
 def asks_of(facts: FileFacts, entry: ProjectFile | None, searched: set[str]) -> Asks:
@@ -51,20 +57,30 @@ def asks_of(facts: FileFacts, entry: ProjectFile | None, searched: set[str]) -> 
     }
 
 
-def view(asks: Asks, facts: FileFacts, entry: ProjectFile | None, universe: frozenset[str]) -> str:
-    """The digest of the answers ``facts`` and ``entry`` (the file's current bytes) give to
-    ``asks``."""
+def view(asks: Asks, facts: FileFacts, entry: ProjectFile | None, universe: frozenset[str]) -> View:
+    """The answers ``facts`` and ``entry`` (the file's current bytes) give to ``asks``."""
     answers: dict[str, Any] = {
         "facts": {key: _fact(facts, key) for key in asks["facts"]},
         "searched": [name for name in asks["searched"] if name.encode() in facts.data],
     }
     spec = asks["entry"]
+    words = None
     if spec is not None:
         if entry is None:
-            return ""
-        answers["entry"] = _text_answers(spec, entry, universe)
+            return "", None
+        answers["entry"] = _text_answers(spec, entry)
+        words = sorted(entry.words & universe) if spec["words"] else None
     encoded = json.dumps(answers, separators=(",", ":")).encode()  # built in a fixed order
-    return hashlib.blake2b(encoded, digest_size=16).hexdigest()
+    return hashlib.blake2b(encoded, digest_size=16).hexdigest(), words
+
+
+def widened(
+    words: list[str] | None, entry: ProjectFile | None, was: frozenset[str], now: frozenset[str]
+) -> list[str] | None:
+    """An unchanged file's words among the universe ``now``, from those among ``was``."""
+    if words is None or entry is None:
+        return words
+    return sorted((set(words) & now) | (entry.words & (now - was)))
 
 
 def view_now(
@@ -74,13 +90,13 @@ def view_now(
     facts: FileFacts,
     module: tuple[str, bool],
     universe: frozenset[str],
-) -> str:
+) -> View:
     """`view` of a file as it is now (read afresh: nothing of it is kept by its old bytes)."""
     entry = ProjectFile(display, path, facts.data, *module) if asks["entry"] is not None else None
     return view(asks, facts, entry, universe)
 
 
-def _text_answers(spec: dict[str, Any], entry: ProjectFile, universe: frozenset[str]) -> Any:
+def _text_answers(spec: dict[str, Any], entry: ProjectFile) -> Any:
     if spec["parsed"]:
         entry.parse()
     marked = {name for name in spec["marked"] if entry.is_marked(name)}
@@ -88,7 +104,6 @@ def _text_answers(spec: dict[str, Any], entry: ProjectFile, universe: frozenset[
     return {
         "outline": _outline(entry) if spec["parsed"] else None,
         "defined": [entry.defines(name) for name in spec["defined"]],
-        "words": sorted(entry.words & universe) if spec["words"] else None,
         "may_define": entry.may_define() if spec["may_define"] else None,
         "once": sorted(entry.defined_once()) if spec["once"] else None,
         "uses": [[after, wanted, entry.uses_of(tuple(wanted), after)] for after, wanted in uses],
