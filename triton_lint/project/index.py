@@ -237,8 +237,14 @@ class ProjectIndex:
                 continue
             entry.parse()
             aliases = {n for n, t in entry.imports.items() if t.split(".")[-1] in names}
+            located: dict[str, FunctionKey | None] = {}  # a name used in many functions
             for caller, dotted in set(entry.uses(names, _CALL, aliases)):
-                key = self._function_key(entry, dotted, caller)
+                if dotted.startswith("self.") and "." in caller:
+                    key = self._function_key(entry, dotted, caller)
+                else:  # found once: what resolution wakes serves the next ones alike
+                    if dotted not in located:
+                        located[dotted] = self._function_key(entry, dotted, caller)
+                    key = located[dotted]
                 short = key[1].rsplit(".", 1)[-1] if key is not None else ""
                 if (
                     key is None

@@ -171,7 +171,7 @@ class RunIndex:
         }
         universe = index.universe.names()
         before = self._views()
-        was = frozenset(store.views().get("universe", ())) if before else universe
+        added = universe.difference(store.views().get("universe", ())) if before else set()
         files = {}
         for display in self.files:
             facts, entry = self.facts[display], index.files.get(display)
@@ -180,7 +180,7 @@ class RunIndex:
             stat, last = self._stats[display], before.get(display)
             if stat is not None and last is not None and last[:2] == [stat, asks]:
                 # the same bytes asked the same: the same answers, over the new universe
-                files[display] = [*last[:3], widened(last[3], entry, was, universe)]
+                files[display] = [*last[:3], widened(last[3], entry, universe, added)]
             else:
                 files[display] = [stat, asks, *view(asked, facts, entry, universe)]
         token = os.urandom(8).hex()  # pairs this record with these views

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +75,13 @@ def view(asks: Asks, facts: FileFacts, entry: ProjectFile | None, universe: froz
 
 
 def widened(
-    words: list[str] | None, entry: ProjectFile | None, was: frozenset[str], now: frozenset[str]
+    words: list[str] | None, entry: ProjectFile | None, now: frozenset[str], added: Set[str]
 ) -> list[str] | None:
-    """An unchanged file's words among the universe ``now``, from those among ``was``."""
+    """An unchanged file's words among the universe ``now``, from those among the last one
+    (which ``now`` has with ``added``)."""
     if words is None or entry is None:
         return words
-    return sorted((set(words) & now) | (entry.words & (now - was)))
+    return sorted({word for word in words if word in now} | (entry.words & added))
 
 
 def view_now(
