@@ -6,7 +6,9 @@
   kernels (a realistic edit: that kernel file is linted again, its findings read the launch);
 - a statement put in front of one in a function of the same file that no kernel file's
   lint reads, on the same line (nothing is linted again: `FileResult.reads`; a line added
-  there would move the launches below it, and their findings' lines, so it re-lints).
+  there would move the launches below it, and their findings' lines, so it re-lints);
+- a function that calls the launching function appended to its file (the edit changes what
+  the project index read, `triton_lint/project/views.py`: the index is built again).
 
     python bench/warm_edit.py PACKAGE_DIR [--file SUBSTRING] [--rounds 5]
 
@@ -128,6 +130,20 @@ def insert_statement(path: Path, line: int, number: int) -> None:
     path.write_text("".join(lines))
 
 
+def launching_function(path: Path, line: int) -> str | None:
+    """The top-level function of ``path`` that holds line ``line`` (None inside a class)."""
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef) and node.lineno <= line <= (node.end_lineno or 0):
+            return node.name
+    return None
+
+
+def append_caller(path: Path, function: str, number: int) -> None:
+    """Append a function that calls ``function``: a new caller, which the index records."""
+    with path.open("a") as stream:
+        stream.write(f"\n\ndef edit_caller_{number}(*args):\n    return {function}(*args)\n")
+
+
 def cpu_of(command: list[str], environment: dict[str, str]) -> float:
     process = subprocess.Popen(
         command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -163,6 +179,11 @@ def main() -> None:
         if unread is not None:
             cases["unread function edited"] = lambda number: prefix_statement(
                 launching, function_line(launching, unread), number
+            )
+        function = launching_function(launching, launch_line(launching, pattern))
+        if function is not None:
+            cases["caller added (index rebuilt)"] = lambda number: append_caller(
+                launching, function, number
             )
         times: dict[str, list[float]] = {name: [] for name in cases}
         for number in range(args.rounds):
