@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,26 +129,17 @@ def warm(corpus: Corpus, rounds: int) -> list[Run]:
 
 
 def changed_one(corpus: Corpus, rounds: int) -> list[Run]:
-    """A warm cache with one file changed, as after an edit: the corpus is copied (its cache
-    directory is shared), the cache filled, then a statement is added before a launch in a
-    launching file without kernels of its own (the kernel file it launches is linted again:
-    its findings read the launch; `bench/warm_edit.py` also times an edit nothing reads)."""
+    """A warm cache with one file changed, as after an edit: a statement is added before a
+    launch in a launching file without kernels of its own (the kernel file it launches is
+    linted again: its findings read the launch; `bench/warm_edit.py` also times an edit
+    nothing reads)."""
     from warm_edit import insert_statement, launch_line, launching_file
 
-    with tempfile.TemporaryDirectory() as scratch:
-        copies = []
-        for path in corpus.paths:
-            copies.append(Path(scratch) / path.name)
-            shutil.copytree(path, copies[-1])
-        command = [sys.executable, "-m", "triton_lint", "check", "--isolated", "--cache-dir"]
-        command += [str(Path(scratch) / "cache"), *map(str, copies)]
-        measure(command)
-        target, pattern, _ = launching_file(copies[0])
-        runs = []
-        for round_number in range(rounds):
-            insert_statement(target, launch_line(target, pattern), round_number)
-            runs.append(measure(command))
-        return runs
+    def edit_for(package: Path) -> Callable[[int], None]:
+        target, pattern, _ = launching_file(package)
+        return lambda number: insert_statement(target, launch_line(target, pattern), number)
+
+    return after_edits(corpus, rounds, edit_for)
 
 
 def changed_answers(corpus: Corpus, rounds: int) -> list[Run]:
@@ -155,6 +147,20 @@ def changed_answers(corpus: Corpus, rounds: int) -> list[Run]:
     it changes what the project index read, so the index is built again."""
     from warm_edit import append_caller, launch_line, launching_file, launching_function
 
+    def edit_for(package: Path) -> Callable[[int], None]:
+        target, pattern, _ = launching_file(package)
+        function = launching_function(target, launch_line(target, pattern))
+        assert function is not None, f"the launch in {target} is not in a top-level function"
+        return lambda number: append_caller(target, function, number)
+
+    return after_edits(corpus, rounds, edit_for)
+
+
+def after_edits(
+    corpus: Corpus, rounds: int, edit_for: Callable[[Path], Callable[[int], None]]
+) -> list[Run]:
+    """Warm runs, each after the edit ``edit_for`` makes for the copy of the corpus's first
+    package: the corpus is copied (its cache directory is shared) and the cache filled."""
     with tempfile.TemporaryDirectory() as scratch:
         copies = []
         for path in corpus.paths:
@@ -163,12 +169,10 @@ def changed_answers(corpus: Corpus, rounds: int) -> list[Run]:
         command = [sys.executable, "-m", "triton_lint", "check", "--isolated", "--cache-dir"]
         command += [str(Path(scratch) / "cache"), *map(str, copies)]
         measure(command)
-        target, pattern, _ = launching_file(copies[0])
-        function = launching_function(target, launch_line(target, pattern))
-        assert function is not None, f"the launch in {target} is not in a top-level function"
+        edit = edit_for(copies[0])
         runs = []
         for round_number in range(rounds):
-            append_caller(target, function, round_number)
+            edit(round_number)
             runs.append(measure(command))
         return runs
 
