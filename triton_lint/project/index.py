@@ -214,6 +214,8 @@ class ProjectIndex:
     def _record_dispatch_call(
         self, entry: ProjectFile, kernel_file: ProjectFile, helper: str, aliases: set[str]
     ) -> None:
+        """The functions of ``entry`` that call ``kernel_file``'s ``helper`` launch what it
+        returns (a call of another file's helper of that name is not one)."""
         for caller, dotted in entry.uses({helper}, _CALL, aliases):
             if caller and self._function_key(entry, dotted, caller) == (
                 kernel_file.display,
