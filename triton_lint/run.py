@@ -86,7 +86,6 @@ class Runner:
         self.directory_files: set[Path] = set()
         self._isolated: Config | None = None  # --isolated: one configuration for every file
         self._places: dict[tuple[str, str], tuple[Config, str | None, bool, str]] = {}
-        self._plain_rules: dict[tuple[Config, bool], list[Rule]] = {}
 
     def config_for(self, directory: Path) -> Config:
         if self.options.isolated:
@@ -252,12 +251,6 @@ class Runner:
             relative = f"{base}/{name}" if base else name
             fork = fork or is_fork_backend(name, config.fork_backends)
         self.result.fork_files += fork
-        if not config.per_file_ignores:
-            rules = self._plain_rules.get((config, fork))
-            if rules is None:
-                rules = self.rules_for_file(path, relative, config, fork)
-                self._plain_rules[(config, fork)] = rules
-            return rules, target
         return self.rules_for_file(path, relative, config, fork), target
 
     def _place(self, directory: Path) -> tuple[Config, str | None, bool, str]:
