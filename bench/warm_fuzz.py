@@ -4,10 +4,13 @@ never answer for an edit that changed what it read).
 
     python bench/warm_fuzz.py PACKAGE_DIR [--edits 25] [--seed 1] [--code DIR]
 
-Edits, drawn by seed: a statement at the top of a function body, a call or launch line
-repeated, a function's name in a comment, an import line dropped, a call of a function of the
-package at the top of a body. Prints each edit and whether the outputs matched; writes the diff
-of each mismatch beside the copy. Exits 1 when one did not match.
+Edits, drawn by seed, of any Python file of the package (one that names Triton or not): a
+statement at the top of a function body, a call or launch line repeated, a function's name in
+a comment, an import line dropped, a call of a function of the package at the top of a body,
+a new function calling one of the package's at the end of the file (a caller the index did
+not know: `project/incremental.py` brings the index up to date for it). Prints each edit and
+whether the outputs matched; writes the diff of each mismatch beside the copy. Exits 1 when
+one did not match.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ def edit(path: Path, kind: str, rng: random.Random, names: list[str], number: in
         lines.insert(line, lines[line])
     elif kind == "comment":
         lines.append(f"# {rng.choice(names)}\n")
+    elif kind == "caller":
+        lines.append(f"\n\ndef _fuzz_caller_{number}(x):\n    return {rng.choice(names)}(x)\n")
     elif kind == "import":
         imports = [i for i, t in enumerate(lines) if re.match(r"(from \S+ )?import \w[^(]*$", t)]
         if not imports:
@@ -76,12 +81,13 @@ def main() -> None:
         return run.stdout
 
     lint("--cache-dir", str(work / "cache"))
-    files = sorted(p for p in copy.rglob("*.py") if b"triton" in p.read_bytes())
-    names = sorted({m for p in files for m in re.findall(r"def (\w+)\(", p.read_text())})
+    files = sorted(copy.rglob("*.py"))
+    kernels = [p for p in files if b"triton" in p.read_bytes()]
+    names = sorted({m for p in kernels for m in re.findall(r"def (\w+)\(", p.read_text())})
     mismatches = 0
     for number in range(args.edits):
         path = rng.choice(files)
-        kind = rng.choice(["statement", "repeat", "comment", "import", "call"])
+        kind = rng.choice(["statement", "repeat", "comment", "import", "call", "caller"])
         if not edit(path, kind, rng, names, number):
             continue
         warm, cold = lint("--cache-dir", str(work / "cache")), lint("--no-cache")

@@ -120,7 +120,9 @@ def test_a_warm_run_scans_only_the_files_whose_stat_signature_changed(tmp_path, 
     monkeypatch.setattr(filefacts, "import_words", counted)
     cache = tmp_path / "cache"
     assert _run([case], cache) == set()
-    assert len(scanned) == 3  # __init__.py, model.py and other.py never name Triton
+    # __init__.py, model.py and other.py never name Triton; the two that do are read for
+    # the import words a later edit of them changes (`project.incremental`)
+    assert len(scanned) == 5
     scanned.clear()
     assert _run([case], cache) == set()
     assert scanned == []

@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 
 import triton_lint.project.run as project_run
+import triton_lint.project.snapshot as project_run_snapshot
 from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.modules import ModuleNames
 from triton_lint.project.store import Store
+from triton_lint.project.project_file import ProjectFile
+from triton_lint.project.view_layers import layer_holds
 from triton_lint.project.views import view_now
 
 PROJECT = {
@@ -51,89 +54,98 @@ PROJECT = {
     "pkg/api.py": "from pkg import ops\n\n\ndef run(x, b):\n    layer.apply_bias(x, b)\n",
     "pkg/cli.py": "from pkg import layer\n\n\ndef main(x, b):\n    return x\n",
     "pkg/serve.py": "from pkg import layer\n\n\ndef serve(x, b):\n    layer.apply_bias(x, b)\n",
+    "pkg/tool.py": "import torch\n\n\ndef tool(x, b):\n    return x\n",  # no index reads it
 }
 
-#: (file, text replaced, replacement, whether the index is built again)
+#: (file, text replaced, replacement, what the warm run does: keeps the last record, brings it
+#: up to date in the edit's terms (`project.incremental`) or builds the index again)
 EDITS = {
     "a statement in a caller's body": (
         "pkg/layer.py",
         "    assert n <= 4096\n",
         "    assert n <= 2048\n    scale = 1.0\n",
-        False,
+        "kept",
     ),
-    "a kernel's body": ("pkg/kernels.py", "x + 1", "x * 2 + 1", False),
+    "a kernel's body": ("pkg/kernels.py", "x + 1", "x * 2 + 1", "kept"),
     "a top-level constant no file names": (
         "pkg/kernels.py",
         "\n\n@triton.jit",
         "\nEPS = 1e-6\n\n\n@triton.jit",
-        False,
+        "kept",
     ),
-    "a comment in the launching file": ("pkg/ops.py", "    D =", "    # columns\n    D =", False),
+    "a comment in the launching file": ("pkg/ops.py", "    D =", "    # columns\n    D =", "kept"),
     "the call moved to another function": (
         "pkg/layer.py",
         "    ops.add_bias_rows(x, b, n)\n\n\ndef apply_bias_all(x, b):\n    n = x.shape[0]\n",
         "\n\ndef apply_bias_all(x, b):\n    n = x.shape[0]\n    ops.add_bias_rows(x, b, n)\n",
-        True,
+        "updated",
     ),
     "the kernel named once more (the census's count)": (
         "pkg/ops.py",
         "    D =",
         "    # add_bias reads one row\n    D =",
-        True,
+        "updated",
     ),
     "an import under another name": (
         "pkg/layer.py",
         "from pkg import ops\n",
         "from pkg import ops\nfrom pkg import ops as bias_ops\n",
-        True,
+        "updated",
     ),
     "a launching function imported under a name another file writes (the universe)": (
         "pkg/layer.py",
         "from pkg import ops\n",
         "from pkg import ops\nfrom pkg.ops import add_bias_rows as bias_rows\n",
-        True,
+        "updated",
     ),
     "an alias another file writes dropped (the universe shrinks)": (
         "pkg/layer.py",
         "from pkg.ops import add_bias_rows as old_rows\n",
         "",
-        True,
+        "updated",
     ),
     "the kernel imported from another module (the outline)": (
         "pkg/ops.py",
         "from .kernels import add_bias",
         "from .kernels_v2 import add_bias",
-        True,
+        "updated",
     ),
     "the kernel named in a string of another file (its words)": (
         "pkg/layer.py",
         "    return n\n",
         '    kind = "add_bias"\n    return n\n',
-        True,
+        "updated",
     ),
     "a file that never names Triton stops importing the callers (its byte facts)": (
         "pkg/serve.py",
         "from pkg import layer\n",
         "import pkg\n",
-        True,
+        "built",
     ),
     "an autograd function's base changed (what its forward runs by)": (
         "pkg/ops.py",
         "class BiasFn(torch.autograd.Function):",
         "class BiasFn(torch.nn.Module):",
-        True,
+        "updated",
     ),
     "a file that never names Triton calls a caller (a name looked for in its bytes)": (
         "pkg/cli.py",
         "    return x\n",
         "    layer.apply_bias(x, b)\n    return x\n",
-        True,
+        "updated",
+    ),
+    "a file no index read imports and calls a caller (a partial index wakes it)": (
+        "pkg/tool.py",
+        "import torch\n\n\ndef tool(x, b):\n    return x\n",
+        "import torch\nfrom pkg import layer, ops\n\n\ndef tool(x, b):\n"
+        "    layer.apply_bias(x, b)\n    return x\n",
+        "updated",
     ),
     "a file that never names Triton imports a caller's module (its byte facts)": (
         "pkg/api.py",
         "from pkg import ops\n",
         "from pkg import layer\n",
-        True,
+        "updated",
     ),
 }
 
@@ -157,8 +169,45 @@ def _age(root: Path) -> None:
         os.utime(path, (then, then))
 
 
+def _outcome(run: project_run.RunIndex) -> str:
+    if run._index is not None:
+        return "built"
+    return "updated" if run._updated_in_place else "kept"
+
+
+def _views_hold(store: Store, run: project_run.RunIndex) -> None:
+    """Every file answers every question kept for it as the kept answers say: the whole
+    build's (or those an update asked it afresh) and each layer's."""
+    (record,) = [v for k, v in store.entries.items() if k.startswith("x:")]
+    views = store.new_views or store.views()
+    files = {**views["files"], **record["replaced"]}
+    universe = frozenset(views["universe"])
+    for display, (_, asks, digest, words) in files.items():
+        path, data = run.files[display]
+        module = ModuleNames()(path)
+        facts = FileFacts(data)
+        assert (digest, words) == view_now(json.loads(asks), display, path, facts, module, universe)
+        entry = ProjectFile(display, path, data, *module)
+        assert all(layer_holds(layer, display, facts, entry) for layer in record["layers"])
+
+
+def _warm(store: Store) -> tuple[project_run.RunIndex, dict, Store]:
+    """A warm run over the files as they are, with what ``store``'s last run kept."""
+    views = store.new_views or store.views()
+    again_store = Store(dict(store.entries), load_views=lambda: views)
+    again, after = _contexts(again_store)
+    return again, after, again_store
+
+
+def _edit(root: Path, edit: str) -> None:
+    name, old, new, _ = {**EDITS, **FOLLOWING}[edit]
+    text = (root / name).read_text()
+    assert old in text
+    (root / name).write_text(text.replace(old, new))
+
+
 @pytest.mark.parametrize("edit", sorted(EDITS))
-def test_an_edit_keeps_or_rebuilds_the_index_and_the_contexts_are_fresh(
+def test_an_edit_keeps_updates_or_rebuilds_the_index_and_the_contexts_are_fresh(
     tmp_path, monkeypatch, edit
 ):
     monkeypatch.chdir(tmp_path)
@@ -167,27 +216,67 @@ def test_an_edit_keeps_or_rebuilds_the_index_and_the_contexts_are_fresh(
     store = Store()
     first, before = _contexts(store)
     first.remember()
-    name, old, new, rebuilt = EDITS[edit]
-    text = (tmp_path / name).read_text()
-    assert old in text
-    (tmp_path / name).write_text(text.replace(old, new))
-    views = store.new_views
-    again_store = Store(dict(store.entries), load_views=lambda: views)
-    again, after = _contexts(again_store)
+    _edit(tmp_path, edit)
+    again, after, again_store = _warm(store)
     _, fresh = _contexts(None)
     assert after == fresh
-    assert (again._index is not None) is rebuilt
-    if rebuilt:  # what changed reaches the kernel file's context
+    assert _outcome(again) == EDITS[edit][3]
+    if _outcome(again) != "kept":  # what changed reaches the kernel file's context
         assert fresh != before
-        again.remember()  # the unchanged files' answers kept, the others asked afresh
-        kept = again_store.new_views
-        universe = frozenset(kept["universe"])
-        for display, (_, asks, digest, words) in kept["files"].items():
-            path, data = again.files[display]
-            module = ModuleNames()(path)
-            assert (digest, words) == view_now(
-                json.loads(asks), display, path, FileFacts(data), module, universe
-            )
+        again.remember()
+        _views_hold(again_store, again)
+        third, unchanged, _ = _warm(again_store)  # the next run reads the record as kept
+        assert (_outcome(third), unchanged) == ("kept", fresh)
+
+
+#: Edits that follow another (their text is not in the project before it).
+FOLLOWING = {
+    "that file calls a launching function too (its words among the partial index's names)": (
+        "pkg/tool.py",
+        "    layer.apply_bias(x, b)\n",
+        "    layer.apply_bias(x, b)\n    ops.add_bias_rows(x, b, 4)\n",
+        "updated",
+    ),
+}
+
+#: Pairs of edits one after the other, each run warm from the last.
+CHAINS = [
+    (
+        "a file no index read imports and calls a caller (a partial index wakes it)",
+        "that file calls a launching function too (its words among the partial index's names)",
+    ),
+    ("the call moved to another function", "the kernel named once more (the census's count)"),
+    ("an import under another name", "the kernel named in a string of another file (its words)"),
+    (
+        "a file that never names Triton calls a caller (a name looked for in its bytes)",
+        "an alias another file writes dropped (the universe shrinks)",
+    ),
+    (
+        "a launching function imported under a name another file writes (the universe)",
+        "the call moved to another function",
+    ),
+    ("the kernel imported from another module (the outline)", "a kernel's body"),
+]
+
+
+@pytest.mark.parametrize("chain", CHAINS)
+def test_edits_one_after_another_keep_the_contexts_fresh(tmp_path, monkeypatch, chain):
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, PROJECT)
+    _age(tmp_path)
+    store = Store()
+    first, _ = _contexts(store)
+    first.remember()
+    outcomes = []
+    for edit in chain:
+        _edit(tmp_path, edit)
+        _age(tmp_path)
+        run, after, store = _warm(store)
+        assert after == _contexts(None)[1]
+        outcomes.append(_outcome(run))
+        run.remember()
+        _views_hold(store, run)
+    assert outcomes == [{**EDITS, **FOLLOWING}[edit][3] for edit in chain]
 
 
 def test_an_edit_that_changes_no_answer_is_remembered_by_its_signature(tmp_path, monkeypatch):
@@ -225,3 +314,36 @@ def test_views_written_by_another_build_are_not_read(tmp_path, monkeypatch):
     views = store.new_views
     kept, _ = _contexts(Store(dict(store.entries), load_views=lambda: views))
     assert kept._index is None
+
+
+def test_edits_past_the_layer_limit_consolidate_and_keep_the_contexts_fresh(
+    tmp_path, monkeypatch
+):
+    """Each update adds a layer of views; past `MAX_LAYERS` they become one, and every
+    later check still reads all the questions asked."""
+    monkeypatch.setattr(project_run_snapshot, "MAX_LAYERS", 2)
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, PROJECT)
+    _age(tmp_path)
+    store = Store()
+    first, _ = _contexts(store)
+    first.remember()
+    name, old, new, _ = EDITS["the call moved to another function"]
+    names: set[str] = set()
+    asked: set[tuple[str, str]] = set()
+    for turn in range(5):
+        text = (tmp_path / name).read_text()
+        before, after_text = (old, new) if turn % 2 == 0 else (new, old)
+        (tmp_path / name).write_text(text.replace(before, after_text))
+        _age(tmp_path)
+        run, after, store = _warm(store)
+        assert (_outcome(run), after) == ("updated", _contexts(None)[1])
+        run.remember()
+        _views_hold(store, run)
+        (record,) = [v for k, v in store.entries.items() if k.startswith("x:")]
+        assert len(record["layers"]) <= 2
+        layers = record["layers"]
+        names |= set(layers[-1]["universe"])
+        asked |= {(d, a) for d, pairs in layers[-1]["asks"].items() for a, _ in pairs}
+        assert names == {name for layer in layers for name in layer["universe"]}
+        assert asked == {(d, a) for layer in layers for d, p in layer["asks"].items() for a, _ in p}

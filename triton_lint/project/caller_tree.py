@@ -9,7 +9,11 @@ from typing import Protocol
 
 from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.project import FunctionKey, ProjectContext
+from triton_lint.project.autograd_apply import called_as
 from triton_lint.project.project_file import ProjectFile
+
+#: Names too common to search callers by: every class has them.
+UNSEARCHED = frozenset({"__init__", "__call__", "forward", "backward", "apply", "run", "main"})
 
 
 class Calls(Protocol):
@@ -56,3 +60,30 @@ def followed_callers(index: Calls, display: str) -> ProjectContext | None:
         callers=callers,
         unbounded=frozenset(k for k in index.unbounded if k in seen or k in launchers),
     )
+
+
+def tree_names(index: Calls, display: str) -> frozenset[str]:
+    """The names a file must write to change the context of the kernel file ``display``
+    (`project.incremental`): its kernels', and those of every function its tree reaches
+    (the launching functions, their callers `MAX_DEPTH` levels up, the next callers found)
+    and of what each is called by (``C.apply``, an alias of it); not the ones too common to
+    search (a method's class names it)."""
+    names = set(index.files[display].kernels) if display in index.files else set()
+    for refs in index.dispatch_refs.get(display, {}).values():
+        names.update(refs.values())
+    pending = list(index.launchers.get(display, ()))
+    seen: set[FunctionKey] = set()
+    for level in range(MAX_DEPTH + 1):
+        following: list[FunctionKey] = []
+        for key in pending:
+            if key in seen:
+                continue
+            seen.add(key)
+            if level < MAX_DEPTH and key not in index.unbounded:
+                following.extend(index.calling.get(key, ()))
+        pending = following
+    for path, function in seen:
+        calls = called_as(path, index.files, function) if path in index.files else set()
+        for name in (function, *calls):
+            names.update(part for part in name.split(".") if part not in UNSEARCHED)
+    return frozenset(names)

@@ -20,7 +20,7 @@ package's ``__init__``), or when a name is resolved through it (a re-exporting `
 `triton_lint.project.dormant` finds those statements in its bytes without outlining it.
 
 The work is bounded: `MAX_DEPTH` levels of callers, and a function called from more than
-`MAX_CALLS` places gets no caller facts at all (`ProjectContext.unbounded`): a helper called
+`MAXCALLS` places gets no caller facts at all (`ProjectContext.unbounded`): a helper called
 everywhere says nothing about any one launch. A name the index cannot resolve is left out, so
 what is unknown stays unknown.
 """
@@ -29,31 +29,27 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from pathlib import Path
+from typing import TypeGuard
 
 from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
 from triton_lint.project.autograd_apply import apply_calls, called_as
-from triton_lint.project.caller_tree import followed_callers
-from triton_lint.project.dormant import DormantFiles, Wanted
-from triton_lint.project.filefacts import FileFacts
+from triton_lint.project.byte_search import ByteSearch
+from triton_lint.project.caller_tree import UNSEARCHED, followed_callers
+from triton_lint.project.dormant import Wanted
+from triton_lint.project.indexed_files import Facts, Files, IndexedFiles
 from triton_lint.project.launch_census import LAUNCH, with_census
 from triton_lint.project.modules import ModuleNames
-from triton_lint.project.project_file import ProjectFile, Universe
+from triton_lint.project.project_file import ProjectFile
 from triton_lint.project.store import Store
 
-MAX_CALLS = 8
-#: (display path, resolved path, bytes) of each file; each file's byte facts by display path.
-Files = Iterable[tuple[str, Path, bytes]]
-Facts = dict[str, FileFacts]
-_CALL = r"\s*\("
-_LINE_END = r"[ \t]*(?:#[^\n]*)?(?:\r?\n|$)"  # `return kern`: a dispatch helper's return
-#: Names too common to search callers by: every class has them.
-_UNSEARCHED = {"__init__", "__call__", "forward", "backward", "apply", "run", "main"}
+MAXCALLS = 8
+CALL = r"\s*\("
+LINE_END = r"[ \t]*(?:#[^\n]*)?(?:\r?\n|$)"  # `return kern`: a dispatch helper's return
 
 
-class ProjectIndex:
+class ProjectIndex(IndexedFiles):
     """Kernels, launches and callers across the files of one run."""
 
     def __init__(
@@ -62,29 +58,10 @@ class ProjectIndex:
         store: Store | None = None,
         facts: Facts | None = None,
         modules: ModuleNames | None = None,
+        only: set[str] | None = None,
+        search: ByteSearch | None = None,
     ) -> None:
-        self.files: dict[str, ProjectFile] = {}
-        self.facts = dict(facts or {})  # kept by stat signature in ``store``: `filefacts`
-        self.by_module: dict[str, ProjectFile] = {}
-        self.store = store
-        #: every name the index asks the files about (`project.views`)
-        self.universe = Universe()
-        #: files that never name Triton, read once their imports name what the index follows
-        self.dormant = DormantFiles(module_name := modules or ModuleNames())
-        self._ambiguous: set[str] = set()
-        for display, path, data in files:
-            facts = self.facts.setdefault(display, FileFacts(data))
-            if not facts.triton:
-                self.dormant.add(display, path, data, facts)
-                continue
-            entry = ProjectFile(display, path, data, store=store, universe=self.universe)
-            entry.module, entry.is_package = module_name(path)
-            self.files[display] = entry
-            if entry.module in self.by_module:
-                self._ambiguous.add(entry.module)
-            self.by_module.setdefault(entry.module, entry)
-        for module in self._ambiguous:  # two files import as one name: which one is unknown
-            del self.by_module[module]
+        super().__init__(files, store, facts, modules, only, search)
         #: kernel file display -> launching file display -> dotted name -> kernel name
         self.kernel_refs: dict[str, dict[str, dict[str, str]]] = {}
         #: kernel file display -> calling file display -> dotted name -> dispatch helper
@@ -104,7 +81,11 @@ class ProjectIndex:
         kernel_files = [
             f
             for f in self.files.values()
-            if facts[f.display].kernels and f.may_define() and f.parse() and f.kernels
+            if (self.only is None or f.display in self.only)
+            and facts[f.display].kernels
+            and f.may_define()
+            and f.parse()
+            and f.kernels
         ]
         if not kernel_files:
             return
@@ -114,7 +95,7 @@ class ProjectIndex:
             wanted.setdefault(kernel_file.module, set()).update(kernel_file.kernels)
         self._admit(wanted)
         helpers: list[tuple[ProjectFile, str]] = []  # dispatch helpers of the kernels' files
-        for entry in list(self.files.values()):
+        for entry in self._pass(names):
             if entry.written(names):  # a launch, or an import under another name
                 self._record_launches(entry, names, helpers)
         self._record_dispatch_calls(helpers)
@@ -129,30 +110,6 @@ class ProjectIndex:
             frontier = self._record_callers(frontier) - seen
             seen |= frontier
 
-    def _admit(self, wanted: Wanted) -> None:
-        """Index the files that never name Triton but import what ``wanted`` names."""
-        for display in self.dormant.importing(wanted):
-            self._wake(display)
-
-    def _wake(self, display: str) -> None:
-        path, data, (module, is_package) = self.dormant.take(display)
-        entry = ProjectFile(display, path, data, module, is_package, self.store, self.universe)
-        self.files[display] = entry
-        if entry.module in self.by_module:
-            del self.by_module[entry.module]
-            self._ambiguous.add(entry.module)
-        elif entry.module not in self._ambiguous:
-            self.by_module[entry.module] = entry
-
-    def _module(self, module: str) -> ProjectFile | None:
-        """The indexed file imported as ``module``; one that never names Triton is indexed
-        now (a package's ``__init__`` that re-exports a launching function)."""
-        if module not in self.by_module and module not in self._ambiguous:
-            display = self.dormant.named(module)
-            if display is not None:
-                self._wake(display)
-        return self.by_module.get(module)
-
     def _record_launches(
         self, entry: ProjectFile, names: set[str], helpers: list[tuple[ProjectFile, str]]
     ) -> None:
@@ -160,7 +117,7 @@ class ProjectIndex:
         aliases = {n for n, target in entry.imports.items() if target.split(".")[-1] in names}
         for function, dotted in entry.uses(names, LAUNCH, aliases):
             target = self.locate_in(entry, dotted)
-            if target is None or target[1] not in target[0].kernels:
+            if not self._followed(target):
                 continue
             kernel_file, kernel = target
             self.launchers.setdefault(kernel_file.display, set())
@@ -181,12 +138,12 @@ class ProjectIndex:
         """A top-level function of ``entry`` that returns a kernel (a dispatch helper): the
         functions of the same file that call it launch what it returns; a helper of the
         kernels' own file joins ``helpers``, whose callers elsewhere launch them too."""
-        for helper, dotted in entry.uses(names, _LINE_END, aliases):
+        for helper, dotted in entry.uses(names, LINE_END, aliases):
             target = self.locate_in(entry, dotted)
-            if not helper or "." in helper or target is None or target[1] not in target[0].kernels:
+            if not helper or "." in helper or not self._followed(target):
                 continue
             kernel_file, kernel = target
-            launching = {scope for scope, name in entry.uses({helper}, _CALL) if name == helper}
+            launching = {scope for scope, name in entry.uses({helper}, CALL) if name == helper}
             launching -= {"", helper}  # its own `def` line, a recursive call
             launchers = self.launchers.setdefault(kernel_file.display, set())
             launchers.update((entry.display, function) for function in launching)
@@ -196,6 +153,14 @@ class ProjectIndex:
                 refs = self.kernel_refs.setdefault(kernel_file.display, {})
                 refs.setdefault(entry.display, {})[dotted] = kernel
 
+    def _followed(
+        self, target: tuple[ProjectFile, str] | None
+    ) -> TypeGuard[tuple[ProjectFile, str]]:
+        """Whether ``target`` is a kernel of a kernel file this index follows."""
+        if target is None or target[1] not in target[0].kernels:
+            return False
+        return self.only is None or target[0].display in self.only
+
     def _record_dispatch_calls(self, helpers: list[tuple[ProjectFile, str]]) -> None:
         """The functions of other files that call a dispatch helper of the kernels' file
         (one pass over the files for every helper of the project)."""
@@ -203,7 +168,8 @@ class ProjectIndex:
         for kernel_file, helper in helpers:
             files_of.setdefault(helper, []).append(kernel_file)
         names = set(files_of)
-        for entry in list(self.files.values()) if names else ():
+        files = self._pass(names)
+        for entry in files if names else ():
             for helper in sorted(entry.written(names)):
                 entry.parse()
                 aliases = {n for n, t in entry.imports.items() if t.split(".")[-1] == helper}
@@ -216,7 +182,7 @@ class ProjectIndex:
     ) -> None:
         """The functions of ``entry`` that call ``kernel_file``'s ``helper`` launch what it
         returns (a call of another file's helper of that name is not one)."""
-        for caller, dotted in entry.uses({helper}, _CALL, aliases):
+        for caller, dotted in entry.uses({helper}, CALL, aliases):
             if caller and self._function_key(entry, dotted, caller) == (
                 kernel_file.display,
                 helper,
@@ -229,18 +195,19 @@ class ProjectIndex:
         """Record who calls ``functions``; the calling functions, to follow next."""
         through = apply_calls(functions, self.files)  # `C.apply(`: `C.forward`'s callers
         wanted = _searched([*functions, *through], through)
+        files = self._pass(set(wanted))
         if not wanted:
             return set()
         found: set[FunctionKey] = set()
         counts: dict[FunctionKey, int] = {}
         names = set(wanted)
-        for entry in list(self.files.values()):
+        for entry in files:
             if not entry.written(names):
                 continue
             entry.parse()
             aliases = {n for n, t in entry.imports.items() if t.split(".")[-1] in names}
             located: dict[str, FunctionKey | None] = {}  # a name used in many functions
-            for caller, dotted in set(entry.uses(names, _CALL, aliases)):
+            for caller, dotted in set(entry.uses(names, CALL, aliases)):
                 if dotted.startswith("self.") and "." in caller:
                     key = self._function_key(entry, dotted, caller)
                 else:  # found once: what resolution wakes serves the next ones alike
@@ -260,54 +227,8 @@ class ProjectIndex:
                 if caller:
                     found.add((entry.display, caller))
                     self.calling.setdefault(key, set()).add((entry.display, caller))
-        self.unbounded |= {key for key, count in counts.items() if count > MAX_CALLS}
+        self.unbounded |= {key for key, count in counts.items() if count > MAXCALLS}
         return found
-
-    def _function_key(self, entry: ProjectFile, dotted: str, caller: str) -> FunctionKey | None:
-        """The project function a call's dotted name names (``self.helper`` inside a method of
-        the same class included)."""
-        if dotted.startswith("self.") and "." in caller:
-            return entry.display, f"{caller.rsplit('.', 1)[0]}.{dotted[5:]}"
-        target = self.locate_in(entry, dotted)
-        return (target[0].display, target[1]) if target is not None else None
-
-    # -- resolution ------------------------------------------------------------------------
-    def resolve(self, entry: ProjectFile, dotted: str) -> str | None:
-        """The fully qualified name a dotted name in ``entry`` refers to, through its imports
-        and its own top-level definitions; None for anything else (a local, an attribute)."""
-        first, _, rest = dotted.partition(".")
-        if first in entry.imports:
-            base = entry.imports[first]
-        elif entry.defines(first):
-            base = f"{entry.module}.{first}" if entry.module else first
-        else:
-            return None
-        return f"{base}.{rest}" if rest else base
-
-    def locate_in(self, entry: ProjectFile, dotted: str) -> tuple[ProjectFile, str] | None:
-        """The file and name a dotted name written in ``entry`` refers to: ``entry`` itself for
-        its own top-level definitions (also when another file shares its module name)."""
-        first = dotted.split(".")[0]
-        if entry.defines(first) and first not in entry.imports:
-            return entry, dotted
-        return self.locate(self.resolve(entry, dotted))
-
-    def locate(self, qualified: str | None, depth: int = 0) -> tuple[ProjectFile, str] | None:
-        """The file and the name in it that a qualified name refers to, following re-exports
-        (``from .kernels import kern`` in a package's ``__init__``) a few steps."""
-        if qualified is None or depth > 4:
-            return None
-        parts = qualified.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            entry = self._module(".".join(parts[:cut]))
-            if entry is None:
-                continue
-            name = ".".join(parts[cut:])
-            entry.parse()
-            if entry.defines(name.split(".")[0]):
-                return entry, name
-            return self.locate(self.resolve(entry, name), depth + 1)
-        return None
 
     # -- the facts of one kernel file --------------------------------------------------------
     def kernel_files(self) -> list[str]:
@@ -354,6 +275,6 @@ def _searched(
     wanted: dict[str, set[FunctionKey]] = {}
     for key in functions:
         short = key[1].rsplit(".", 1)[-1]
-        if "<" not in key[1] and (short not in _UNSEARCHED or key in through):
+        if "<" not in key[1] and (short not in UNSEARCHED or key in through):
             wanted.setdefault(short, set()).add(key)
     return wanted

@@ -25,8 +25,11 @@ class ProjectIndex(Protocol):
     """What this module reads of `triton_lint.project.index.ProjectIndex`."""
 
     files: dict[str, ProjectFile]
+    only: set[str] | None
 
     def locate_in(self, entry: ProjectFile, dotted: str) -> tuple[ProjectFile, str] | None: ...
+
+    def candidates(self, names: set[str]) -> list[ProjectFile]: ...
 
 
 #: What follows a kernel's name at a launch, `kern[grid]` or `wrap_triton(kern)[grid]` (the
@@ -86,9 +89,11 @@ def _mentions(index: ProjectIndex) -> dict[str, list[ProjectFile]]:
     """Kernel name -> the files of the index that write it, found once per index (the files
     the index reads are all known once it is built)."""
     if index not in _MENTIONS:
-        names = {name for entry in index.files.values() for name in entry.kernels}
+        only = index.only  # a partial index (`project.incremental`): its kernel files'
+        files = index.files if only is None else only.intersection(index.files)
+        names = {name for display in files for name in index.files[display].kernels}
         found: dict[str, list[ProjectFile]] = {}
-        for entry in index.files.values():
+        for entry in index.candidates(names):
             for name in entry.written(names):
                 found.setdefault(name, []).append(entry)
         _MENTIONS[index] = found

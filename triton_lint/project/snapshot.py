@@ -18,16 +18,30 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from triton_lint.model.project import ProjectContext
+from triton_lint.project.byte_search import ByteSearch
+from triton_lint.project.context_json import MISSING, decoded, encoded
 from triton_lint.project.filefacts import FileFacts
+from triton_lint.project.incremental import Edit, names_of, updated
 from triton_lint.project.index import ProjectIndex
 from triton_lint.project.modules import ModuleNames
+from triton_lint.project.project_file import ProjectFile
 from triton_lint.project.store import Store
-from triton_lint.project.views import asks_of, view, view_now, widened
+from triton_lint.project.view_layers import (
+    MAX_ASKED,
+    MAX_LAYERS,
+    consolidated,
+    layer_holds,
+    new_layer,
+    refreshed,
+    well_formed,
+)
+from triton_lint.project.views import asks_of, view, widened
 
 #: The index store's key prefix of a snapshot (`Store`'s others: ``w:``, ``o:``, ``u:``,
 #: ``once:``, ``m:`` by content digest, ``s:`` by stat signature, ``r:`` a file's read digest).
@@ -72,6 +86,8 @@ class RunIndex:
         self._saved_record: dict[str, Any] | None = None
         self._contexts: dict[str, ProjectContext | None] = {}
         self._from_saved: set[str] = set()  # contexts answered from the last run's record
+        #: whether the record was brought up to date after edits (`project.incremental`)
+        self._updated_in_place = False
 
     @property
     def index(self) -> ProjectIndex:
@@ -81,41 +97,90 @@ class RunIndex:
 
     @property
     def _saved(self) -> dict[str, Any] | None:
-        """The last run's answers, when every file changed since reads as that run read it."""
+        """The last run's answers, when every file changed since reads as that run read it,
+        or brought up to date in the terms of the edits (`project.incremental`)."""
         if not self._checked:
             self._checked = True
             saved = self._store.entries.get(self._key) if self._store is not None else None
-            if _well_formed(saved) and self._reads_hold(saved):
-                self._saved_record = saved
+            if _well_formed(saved):
+                self._saved_record = self._up_to_date(saved)
         return self._saved_record
 
-    def _reads_hold(self, saved: dict[str, Any]) -> bool:
+    def _up_to_date(self, saved: dict[str, Any]) -> dict[str, Any] | None:
         if len(saved["stats"]) != len(self.files):
-            return False
-        changed = [
-            display
-            for display, was in zip(self.files, saved["stats"], strict=True)
-            if self._stats[display] is None or self._stats[display] != was
-        ]
+            return None
+        was = dict(zip(self.files, saved["stats"], strict=True))
+        changed = [d for d, stat in self._stats.items() if stat is None or stat != was[d]]
         if not changed:
-            return True
+            return saved
         self._changed = set(changed)
         token = saved.get("views")
         files = self._views(token) if isinstance(token, str) else {}
         if not files:
-            return False
-        modules = self._modules
+            return None
+        views = {**files, **saved["replaced"]}
         universe = frozenset(self._store.views()["universe"])  # type: ignore[union-attr]
+        edited: dict[str, tuple[str | None, list[str] | None]] = {}
+        fresh: dict[str, ProjectFile | None] = {}
         for display in changed:
-            if display not in files:
-                return False
-            _, asks, digest, words = files[display]
-            path, _ = self.files[display]
-            facts, module = self.facts[display], modules(path)
-            now = view_now(json.loads(asks), display, path, facts, module, universe)
-            if now != (digest, words):
-                return False
-        return True
+            if display not in views:
+                return None
+            _, asks, digest, words = views[display]
+            path, data = self.files[display]
+            entry = fresh[display] = ProjectFile(display, path, data, *self._modules(path))
+            spec = json.loads(asks)
+            now = view(spec, self.facts[display], entry if spec["entry"] else None, universe)
+            if now != (digest, words) or not all(
+                layer_holds(layer, display, self.facts[display], entry) for layer in saved["layers"]
+            ):
+                written = [w for layer in saved["layers"] for w in layer["words"].get(display, ())]
+                edited[display] = (was[display], [*(words or ()), *written])
+        if not edited:
+            return saved
+        return self._updated(saved, views, universe, edited, fresh)
+
+    def _updated(
+        self,
+        saved: dict[str, Any],
+        views: dict[str, list[Any]],
+        universe: frozenset[str],
+        edited: dict[str, tuple[str | None, list[str] | None]],
+        fresh: dict[str, ProjectFile | None],
+    ) -> dict[str, Any] | None:
+        """``saved`` after ``edited`` changed answers, with a layer of views for what the
+        partial index asked (`project.view_layers`); None when the index must be built."""
+        layers = saved["layers"]
+        if len(layers) >= MAX_LAYERS:  # edits piling up: their questions as one layer
+            layers = [consolidated(layers)]
+        complete = all(display in saved["contexts"] for display in saved["kernel_files"])
+        if len(layers[0]["asks"] if layers else ()) > MAX_ASKED or not complete:
+            return None
+        data = {display: data for display, (_, data) in self.files.items()}
+        words = {display: entry[3] for display, entry in views.items()}
+        search = ByteSearch(data, words, universe, layers, edited)
+        edit = Edit(self.files, self.facts, self._modules, self._store, edited, search)  # type: ignore[arg-type]
+        update = updated(saved, edit)
+        if update is None:
+            return None
+        replaced = dict(saved["replaced"])
+        for display in edited:
+            entry = fresh[display]
+            _, asks, *_ = views[display]
+            spec = json.loads(asks)
+            now = view(spec, self.facts[display], entry if spec["entry"] else None, universe)
+            replaced[display] = [self._stats[display], asks, *now]
+            layers = [refreshed(layer, display, self.facts[display], entry) for layer in layers]  # type: ignore[arg-type]
+        layers = [*layers, new_layer(update.index, self.files, self.facts)]
+        self._updated_in_place = True
+        return {
+            **saved,
+            "contexts": update.contexts,
+            "kernel_files": update.kernel_files,
+            "names": update.names,
+            "woken": update.woken,
+            "replaced": replaced,
+            "layers": layers,
+        }
 
     def _views(self, token: Any = None) -> dict[str, list[Any]]:
         """The last build's (stat, asks as JSON, `views.View`) of each file, when it is this
@@ -137,13 +202,13 @@ class RunIndex:
     def context_for(self, display: str) -> ProjectContext | None:
         """`ProjectIndex.context_for`, once per file of a run."""
         if display not in self._contexts:
-            context = _MISSING
+            context = MISSING
             if self._index is None and self._saved is not None:
                 saved = self._saved["contexts"]
-                context = _decode(saved[display], self.files) if display in saved else _MISSING
-                if context is not _MISSING:
+                context = decoded(saved[display], self.files) if display in saved else MISSING
+                if context is not MISSING:
                     self._from_saved.add(display)
-            if context is _MISSING:
+            if context is MISSING:
                 context = self.index.context_for(display)
             self._contexts[display] = context  # type: ignore[assignment]
         return self._contexts[display]
@@ -160,13 +225,15 @@ class RunIndex:
                 if display in self._changed and was is not None:  # its bytes' old facts
                     store.used.discard(f"s:{self.files[display][0]}:{was}")
             stats = list(self._stats.values())
-            if self._saved["stats"] != stats:  # edits that change no answer
-                store.entries[self._key] = {**self._saved, "stats": stats}
+            if self._saved["stats"] != stats or self._updated_in_place:
+                changed = {d: _byte_facts(self.facts[d]) for d in self._changed}
+                byte_facts = {**self._saved["byte_facts"], **changed}
+                store.entries[self._key] = {**self._saved, "stats": stats, "byte_facts": byte_facts}
                 store.changed = True
             return
         index = self.index
         contexts = {  # those from the record asked again: their reads are logged with the rest
-            display: _encode(index.context_for(display) if display in self._from_saved else context)
+            display: encoded(index.context_for(display) if display in self._from_saved else context)
             for display, context in self._contexts.items()
         }
         universe = index.universe.names()
@@ -183,12 +250,23 @@ class RunIndex:
                 files[display] = [*last[:3], widened(last[3], entry, universe, added)]
             else:
                 files[display] = [stat, asks, *view(asked, facts, entry, universe)]
+        for display in index.files:  # a later edit's old import words (`incremental`)
+            self.facts[display].words()
+        modules = Counter(self._modules(path)[0] for path, _ in self.files.values())
         token = os.urandom(8).hex()  # pairs this record with these views
         store.entries[self._key] = {
             "kernel_files": index.kernel_files(),
             "contexts": contexts,
             "stats": list(self._stats.values()),
             "views": token,
+            "names": names_of(index, [d for d, c in contexts.items() if c is not None]),
+            "woken": index.woken,
+            "ambiguous": sorted(module for module, count in modules.items() if count > 1),
+            "replaced": {},
+            "layers": [],
+            "byte_facts": {
+                d: _byte_facts(self.facts[d]) for d, s in self._stats.items() if s is None
+            },
         }
         store.new_views = {
             "key": self._key,
@@ -199,22 +277,35 @@ class RunIndex:
         store.changed = True
 
 
+def _byte_facts(facts: FileFacts) -> dict[str, Any]:
+    """What a later edit's partial update reads of a file's bytes as they were now (whether
+    they name Triton, the words of their imports): kept in the record for the files whose
+    stat signature does not keep them (`project.incremental`)."""
+    return {"t": facts.triton, "w": " ".join(sorted(facts.words()))}
+
+
 def _short(key: str | None) -> str | None:
     """A stat signature key without its path (the layout holds the path)."""
     return None if key is None else ":".join(key.rsplit(":", 2)[1:])
 
 
-_MISSING: Any = object()
-
-
 def _well_formed(saved: object) -> bool:
-    return isinstance(saved, dict) and all(
-        isinstance(saved.get(key), kind)
-        for key, kind in (
-            ("kernel_files", list),
-            ("contexts", dict),
-            ("stats", list),
+    return (
+        isinstance(saved, dict)
+        and all(
+            isinstance(saved.get(key), kind)
+            for key, kind in (
+                ("kernel_files", list),
+                ("contexts", dict),
+                ("stats", list),
+                ("names", dict),
+                ("woken", dict),
+                ("ambiguous", list),
+                ("replaced", dict),
+                ("byte_facts", dict),
+            )
         )
+        and well_formed(saved.get("layers"))
     )
 
 
@@ -225,46 +316,3 @@ def _views_well_formed(views: dict[str, Any]) -> bool:
         and isinstance(views.get("universe"), list)
         and all(isinstance(v, list) and len(v) == 4 for v in files.values())
     )
-
-
-def _encode(context: ProjectContext | None) -> dict[str, Any] | None:
-    """``context`` as JSON (its sources by path only)."""
-    if context is None:
-        return None
-    return {
-        "sources": list(context.sources),
-        "kernel_refs": context.kernel_refs,
-        "dispatch_refs": context.dispatch_refs,
-        "callers": [[path, name, by_file] for (path, name), by_file in context.callers.items()],
-        "unbounded": sorted(context.unbounded),
-        "host_names": {path: sorted(names) for path, names in context.host_names.items()},
-        "unreferenced": sorted(context.unreferenced),
-        "launch_counts": context.launch_counts,
-        "digest": context.digest(),
-    }
-
-
-def _decode(record: Any, files: dict[str, tuple[Path, bytes]]) -> ProjectContext | None:
-    """The context ``_encode`` wrote, its sources read from ``files``; `_MISSING` for a
-    record this code cannot read (then the index answers)."""
-    if record is None:
-        return None
-    try:
-        context = ProjectContext(
-            sources={path: files[path][1] for path in record["sources"]},
-            kernel_refs=record["kernel_refs"],
-            dispatch_refs=record["dispatch_refs"],
-            callers={
-                (path, name): {file: tuple(names) for file, names in by_file.items()}
-                for path, name, by_file in record["callers"]
-            },
-            unbounded=frozenset((path, name) for path, name in record["unbounded"]),
-            host_names={path: frozenset(names) for path, names in record["host_names"].items()},
-            unreferenced=frozenset(record["unreferenced"]),
-            launch_counts=record["launch_counts"],
-        )
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return _MISSING
-    if isinstance(record.get("digest"), str):  # computed when it was saved
-        object.__setattr__(context, "known_digest", record["digest"])
-    return context

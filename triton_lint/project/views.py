@@ -57,6 +57,26 @@ def asks_of(facts: FileFacts, entry: ProjectFile | None, searched: set[str]) -> 
     }
 
 
+def merged(old: Asks, new: Asks) -> Asks:
+    """Every question of ``old`` and ``new`` (`project.incremental`: a partial index asks a
+    file about its names only; the questions a build over everything would ask are among
+    the two, and more questions than the build asked only make a later check stricter)."""
+    if old["entry"] is None or new["entry"] is None:
+        entry = old["entry"] if new["entry"] is None else new["entry"]
+    else:
+        entry = {
+            key: (old["entry"][key] or value)
+            if isinstance(value, bool)
+            else sorted({json.dumps(item): item for item in [*old["entry"][key], *value]}.values())
+            for key, value in new["entry"].items()
+        }
+    return {
+        "facts": sorted({*old["facts"], *new["facts"]}),
+        "searched": sorted({*old["searched"], *new["searched"]}),
+        "entry": entry,
+    }
+
+
 def view(asks: Asks, facts: FileFacts, entry: ProjectFile | None, universe: frozenset[str]) -> View:
     """The answers ``facts`` and ``entry`` (the file's current bytes) give to ``asks``."""
     answers: dict[str, Any] = {
