@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import os
 import random
 import re
@@ -60,6 +61,24 @@ def edit(path: Path, kind: str, rng: random.Random, names: list[str], number: in
     return True
 
 
+def index_state(cache: Path) -> tuple[str, int]:
+    """The views token of the cached index record and its number of layers (the record's
+    layout: `triton_lint/project/snapshot.py`)."""
+    for path in cache.glob("*/project-index"):
+        for key, value in json.loads(path.read_bytes()).items():
+            if key.startswith("x:"):
+                return value.get("views", ""), len(value.get("layers", ()))
+    return "", 0
+
+
+def what_the_index_did(was: tuple[str, int], now: tuple[str, int]) -> str:
+    """Built again (new views), brought up to date (one layer more, or consolidated), or
+    kept as it was."""
+    if now[0] != was[0]:
+        return "built"
+    return "updated" if now[1] != was[1] else "kept"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("package", type=Path)
@@ -85,19 +104,25 @@ def main() -> None:
     kernels = [p for p in files if b"triton" in p.read_bytes()]
     names = sorted({m for p in kernels for m in re.findall(r"def (\w+)\(", p.read_text())})
     mismatches = 0
+    outcomes: dict[str, int] = {}
     for number in range(args.edits):
         path = rng.choice(files)
         kind = rng.choice(["statement", "repeat", "comment", "import", "call", "caller"])
         if not edit(path, kind, rng, names, number):
             continue
+        was = index_state(work / "cache")
         warm, cold = lint("--cache-dir", str(work / "cache")), lint("--no-cache")
         same = warm == cold
         mismatches += not same
-        print(f"{number:3d} {kind:9s} {path.relative_to(copy)}: {'same' if same else 'DIFFERENT'}")
+        did = what_the_index_did(was, index_state(work / "cache"))
+        outcomes[did] = outcomes.get(did, 0) + 1
+        verdict = "same" if same else "DIFFERENT"
+        print(f"{number:3d} {kind:9s} {did:8s} {path.relative_to(copy)}: {verdict}")
         if not same:
             diff = difflib.unified_diff(cold.splitlines(True), warm.splitlines(True))
             (work / f"mismatch-{number}.diff").write_text("".join(diff))
     print(f"{mismatches} of {args.edits} edits gave another output warm ({work})")
+    print("the warm runs' index:", ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
     if mismatches == 0:
         shutil.rmtree(work)
     sys.exit(1 if mismatches else 0)
