@@ -15,8 +15,8 @@ import triton_lint.project.run as project_run
 import triton_lint.project.snapshot as project_run_snapshot
 from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.modules import ModuleNames
-from triton_lint.project.store import Store
 from triton_lint.project.project_file import ProjectFile
+from triton_lint.project.store import Store
 from triton_lint.project.view_layers import layer_holds
 from triton_lint.project.views import view_now
 
@@ -43,7 +43,8 @@ PROJECT = {
         "bias_fn = BiasFn.apply\n"
     ),
     "pkg/model.py": (  # names an alias another file's edit adds: the universe grows
-        "from pkg import ops\n\n\ndef block(x, b):\n    return ops.bias_fn(x, b)  # not bias_rows, old_rows\n"
+        "from pkg import ops\n\n\ndef block(x, b):\n"
+        "    return ops.bias_fn(x, b)  # not bias_rows, old_rows\n"
     ),
     "pkg/layer.py": (
         "from pkg import ops\nfrom pkg.ops import add_bias_rows as old_rows\n\n\n"
@@ -188,7 +189,10 @@ def _views_hold(store: Store, run: project_run.RunIndex) -> None:
         facts = FileFacts(data)
         assert (digest, words) == view_now(json.loads(asks), display, path, facts, module, universe)
         entry = ProjectFile(display, path, data, *module)
-        assert all(layer_holds(layer, display, facts, entry) for layer in record["layers"])
+        outlined = words is not None
+        assert all(
+            layer_holds(layer, display, facts, entry, outlined) for layer in record["layers"]
+        )
 
 
 def _warm(store: Store) -> tuple[project_run.RunIndex, dict, Store]:
@@ -316,9 +320,7 @@ def test_views_written_by_another_build_are_not_read(tmp_path, monkeypatch):
     assert kept._index is None
 
 
-def test_edits_past_the_layer_limit_consolidate_and_keep_the_contexts_fresh(
-    tmp_path, monkeypatch
-):
+def test_edits_past_the_layer_limit_consolidate_and_keep_the_contexts_fresh(tmp_path, monkeypatch):
     """Each update adds a layer of views; past `MAX_LAYERS` they become one, and every
     later check still reads all the questions asked."""
     monkeypatch.setattr(project_run_snapshot, "MAX_LAYERS", 2)

@@ -6,14 +6,14 @@ answer for (edited since, never outlined), is searched for in the bytes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 
 class ByteSearch:
-    """The files (display -> bytes) that may write each name asked for: a superset of
-    those whose words hold it. A file whose text is not its bytes read as UTF-8 (a coding
-    cookie in its first two lines) may write every name."""
+    """The files (display -> bytes) that may write each name asked for, among the files
+    asked about: a superset of those whose words hold it. A file whose text is not its
+    bytes read as UTF-8 (a coding cookie in its first two lines) may write every name."""
 
     def __init__(
         self,
@@ -29,26 +29,23 @@ class ByteSearch:
         self._kept = {d: w for d, w in words.items() if w is not None and d not in edited}
         self._universe = frozenset(universe)
         self._layers = layers
-        self._searched = [
-            (d, data) for d, data in files.items() if d not in self._kept and _utf8(data)
-        ]
         self._always = frozenset(d for d, data in files.items() if not _utf8(data))
         self._found: dict[str, frozenset[str]] = {}
 
-    def holding(self, name: str) -> frozenset[str]:
-        """The files that may write ``name``."""
+    def holding(self, name: str, among: Collection[str]) -> frozenset[str]:
+        """The files of ``among`` that may write ``name``."""
         if name not in self._found:
-            needle = name.encode()
-            found = {d for d, data in self._searched if needle in data}
             if name in self._universe:
-                found.update(d for d, words in self._kept.items() if name in words)
+                found = {d for d, words in self._kept.items() if name in words}
             else:
-                found.update(self._in_layers(name))
+                found = set(self._in_layers(name))
             self._found[name] = self._always | found
-        return self._found[name]
+        needle = name.encode()
+        searched = [d for d in among if d not in self._kept and needle in self._files[d]]
+        return self._found[name].intersection(among).union(searched)
 
-    def holding_any(self, names: Iterable[str]) -> frozenset[str]:
-        return frozenset().union(*(self.holding(name) for name in names))
+    def holding_any(self, names: Iterable[str], among: Collection[str]) -> frozenset[str]:
+        return frozenset().union(*(self.holding(name, among) for name in names))
 
     def _in_layers(self, name: str) -> Iterable[str]:
         for layer in self._layers:

@@ -130,7 +130,9 @@ def _edited_words(
     found = {display: now | imported | set(old_words or ())}
     changed = imported ^ facts.words()
     tail = module.rsplit(".", 1)[-1]
-    holding = edit.search.holding(tail) & edit.search.holding_any(changed) if changed else ()
+    every = edit.files.keys()
+    holding = edit.search.holding(tail, every) & edit.search.holding_any(changed, every)
+    holding = holding if changed else frozenset()
     for other in sorted(holding):
         if other == display:
             continue
@@ -191,10 +193,10 @@ def _adds(display: str, edit: Edit, searches: list[frozenset[str]], kernels: set
     of ``kernels`` (a mention)."""
     path, data = edit.files[display]
     entry = ProjectFile(display, path, data, *edit.modules(path))
-    if display in edit.search.holding_any(kernels) and entry.written(kernels):
+    if edit.search.holding_any(kernels, (display,)) and entry.written(kernels):
         return True
     for names in searches:
-        if display not in edit.search.holding_any(names):
+        if not edit.search.holding_any(names, (display,)):
             continue
         entry.parse()
         aliases = {n for n, target in entry.imports.items() if target.split(".")[-1] in names}

@@ -83,14 +83,14 @@ class IndexedFiles:
             return files
         self.searches.append(frozenset(names))
         self.universe.add_set(set(names))
-        holding = self.search.holding_any(names)
+        holding = self.search.holding_any(names, self.files)
         return [entry for entry in files if entry.display in holding]
 
     def candidates(self, names: set[str]) -> list[ProjectFile]:
         """The indexed files that may write one of ``names`` (all, without `search`)."""
         if self.search is None:
             return list(self.files.values())
-        holding = self.search.holding_any(names)
+        holding = self.search.holding_any(names, self.files)
         return [entry for entry in self.files.values() if entry.display in holding]
 
     def _wake(self, display: str) -> None:

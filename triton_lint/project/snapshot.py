@@ -131,7 +131,8 @@ class RunIndex:
             spec = json.loads(asks)
             now = view(spec, self.facts[display], entry if spec["entry"] else None, universe)
             if now != (digest, words) or not all(
-                layer_holds(layer, display, self.facts[display], entry) for layer in saved["layers"]
+                layer_holds(layer, display, self.facts[display], entry, words is not None)
+                for layer in saved["layers"]
             ):
                 written = [w for layer in saved["layers"] for w in layer["words"].get(display, ())]
                 edited[display] = (was[display], [*(words or ()), *written])
@@ -169,8 +170,13 @@ class RunIndex:
             spec = json.loads(asks)
             now = view(spec, self.facts[display], entry if spec["entry"] else None, universe)
             replaced[display] = [self._stats[display], asks, *now]
-            layers = [refreshed(layer, display, self.facts[display], entry) for layer in layers]  # type: ignore[arg-type]
-        layers = [*layers, new_layer(update.index, self.files, self.facts)]
+            outlined = views[display][3] is not None
+            layers = [
+                refreshed(layer, display, self.facts[display], entry, outlined)  # type: ignore[arg-type]
+                for layer in layers
+            ]
+        outlined = {display for display, entry in views.items() if entry[3] is not None}
+        layers = [*layers, new_layer(update.index, self.files, self.facts, outlined)]
         self._updated_in_place = True
         return {
             **saved,

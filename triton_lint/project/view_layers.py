@@ -28,21 +28,26 @@ from triton_lint.project.views import asks_of, view
 MAX_LAYERS = 8
 #: A consolidated layer asking more files than this, and the index is built again.
 MAX_ASKED = 2_000
-#: A layer: {"universe": names, "words": {display: names},
+#: A layer: {"universe": names, "words": {display: names}, "woken": displays,
 #: "asks": {display: [[asks, digest], ...]}}
 Layer = dict[str, Any]
 
 
 def new_layer(
-    index: ProjectIndex, files: dict[str, tuple[Path, bytes]], facts: dict[str, FileFacts]
+    index: ProjectIndex,
+    files: dict[str, tuple[Path, bytes]],
+    facts: dict[str, FileFacts],
+    outlined: set[str],
 ) -> Layer:
-    """What the partial ``index`` asked: every file's words among every name it asked about
-    (also a file the last build never outlined, which the index woke), and the answers of
-    the files it asked more."""
+    """What the partial ``index`` asked: the words among every name it asked about of every
+    file it reads or the last whole build ``outlined`` (a build over every kernel may read
+    it), and the answers of the files it asked more."""
     universe = sorted(index.universe.names())
+    among = outlined.union(index.files)
     words = {}
-    holding = index.search.holding_any(universe) if index.search is not None else files
-    for display in sorted(holding):
+    search = index.search
+    holding = search.holding_any(universe, among) if search is not None else among
+    for display in sorted(holding):  # the others are asked no words (`project.views`)
         entry = index.files.get(display) or ProjectFile(display, *files[display])
         written = sorted(entry.words.intersection(universe))
         if written:
@@ -58,7 +63,7 @@ def new_layer(
         asks[display] = [
             [json.dumps(asked, separators=(",", ":")), _digest(asked, facts[display], entry)]
         ]
-    return {"universe": universe, "words": words, "asks": asks}
+    return {"universe": universe, "words": words, "asks": asks, "woken": sorted(index.woken)}
 
 
 def consolidated(layers: list[Layer]) -> Layer:
@@ -74,6 +79,7 @@ def consolidated(layers: list[Layer]) -> Layer:
             asks.setdefault(display, {}).update((asked, digest) for asked, digest in pairs)
     return {
         "universe": sorted({name for layer in layers for name in layer["universe"]}),
+        "woken": sorted({display for layer in layers for display in layer["woken"]}),
         "words": {display: sorted(written) for display, written in words.items()},
         "asks": {
             display: [list(pair) for pair in sorted(p.items())] for display, p in asks.items()
@@ -81,12 +87,16 @@ def consolidated(layers: list[Layer]) -> Layer:
     }
 
 
-def layer_holds(layer: Layer, display: str, fresh: FileFacts, entry: ProjectFile | None) -> bool:
-    """Whether ``display``, read afresh (``entry``: its outline as a `ProjectFile` of its
-    current bytes, None when it is not outlined), answers ``layer`` as before."""
-    if layer["universe"] and _written(entry, display, fresh, layer) != layer["words"].get(
-        display, []
-    ):
+def layer_holds(
+    layer: Layer, display: str, fresh: FileFacts, entry: ProjectFile | None, outlined: bool
+) -> bool:
+    """Whether ``display``, read afresh (``entry``: a `ProjectFile` of its current bytes),
+    answers ``layer`` as before; its words count when the last whole build ``outlined``
+    it or the layer's index woke it (no index asks a sleeping file's words)."""
+    written = (
+        _written(entry, display, fresh, layer) if _reads_words(layer, display, outlined) else []
+    )
+    if written != layer["words"].get(display, []):
         return False
     return all(
         _digest(json.loads(asks), fresh, entry) == digest
@@ -94,10 +104,14 @@ def layer_holds(layer: Layer, display: str, fresh: FileFacts, entry: ProjectFile
     )
 
 
-def refreshed(layer: Layer, display: str, fresh: FileFacts, entry: ProjectFile) -> Layer:
+def refreshed(
+    layer: Layer, display: str, fresh: FileFacts, entry: ProjectFile, outlined: bool
+) -> Layer:
     """``layer`` with ``display`` answered by its current bytes."""
     words = dict(layer["words"])
-    written = _written(entry, display, fresh, layer)
+    written = (
+        _written(entry, display, fresh, layer) if _reads_words(layer, display, outlined) else []
+    )
     if written:
         words[display] = written
     else:
@@ -114,8 +128,13 @@ def well_formed(layers: object) -> bool:
         and isinstance(layer.get("universe"), list)
         and isinstance(layer.get("words"), dict)
         and isinstance(layer.get("asks"), dict)
+        and isinstance(layer.get("woken"), list)
         for layer in layers
     )
+
+
+def _reads_words(layer: Layer, display: str, outlined: bool) -> bool:
+    return bool(layer["universe"]) and (outlined or display in layer["woken"])
 
 
 def _written(entry: ProjectFile | None, display: str, facts: FileFacts, layer: Layer) -> list[str]:
