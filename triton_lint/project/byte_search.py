@@ -30,6 +30,7 @@ class ByteSearch:
         self._universe = frozenset(universe)
         self._layers = layers
         self._always = frozenset(d for d, data in files.items() if not _utf8(data))
+        self._unkept = [d for d in files if d not in self._kept]
         self._found: dict[str, frozenset[str]] = {}
 
     def holding(self, name: str, among: Collection[str]) -> frozenset[str]:
@@ -39,10 +40,10 @@ class ByteSearch:
                 found = {d for d, words in self._kept.items() if name in words}
             else:
                 found = set(self._in_layers(name))
+            needle = name.encode()
+            found.update(d for d in self._unkept if needle in self._files[d])
             self._found[name] = self._always | found
-        needle = name.encode()
-        searched = [d for d in among if d not in self._kept and needle in self._files[d]]
-        return self._found[name].intersection(among).union(searched)
+        return frozenset(d for d in self._found[name] if d in among)
 
     def holding_any(self, names: Iterable[str], among: Collection[str]) -> frozenset[str]:
         return frozenset().union(*(self.holding(name, among) for name in names))

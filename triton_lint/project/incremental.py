@@ -46,6 +46,7 @@ from triton_lint.project.filefacts import FileFacts
 from triton_lint.project.index import CALL, LINE_END, ProjectIndex
 from triton_lint.project.launch_census import LAUNCH, with_census
 from triton_lint.project.modules import ModuleNames
+from triton_lint.project.outline import line_starts, occurrences
 from triton_lint.project.project_file import ProjectFile
 from triton_lint.project.store import Store
 
@@ -190,7 +191,8 @@ def _woken_alike(
 def _adds(display: str, edit: Edit, searches: list[frozenset[str]], kernels: set[str]) -> bool:
     """Whether the file, indexed, could add to what ``searches`` found (a launch, a returned
     kernel, a call of a name searched for, under its own name or an alias) or to the census
-    of ``kernels`` (a mention)."""
+    of ``kernels`` (a mention). Its outline is read only when it imports one of the names
+    under another (a package's ``__init__`` that lists every op need not be outlined)."""
     path, data = edit.files[display]
     entry = ProjectFile(display, path, data, *edit.modules(path))
     if edit.search.holding_any(kernels, (display,)) and entry.written(kernels):
@@ -198,11 +200,23 @@ def _adds(display: str, edit: Edit, searches: list[frozenset[str]], kernels: set
     for names in searches:
         if not edit.search.holding_any(names, (display,)):
             continue
-        entry.parse()
-        aliases = {n for n, target in entry.imports.items() if target.split(".")[-1] in names}
-        if any(entry.uses(names, after, aliases) for after in (LAUNCH, LINE_END, CALL)):
-            return True
+        written = entry.words & names
+        if written and _aliased(entry.text, written):
+            entry.parse()
+            aliases = {n for n, target in entry.imports.items() if target.split(".")[-1] in names}
+            if any(entry.uses(names, after, aliases) for after in (LAUNCH, LINE_END, CALL)):
+                return True
+        elif written:
+            starts = line_starts(entry.text)
+            for after in (LAUNCH, LINE_END, CALL):
+                if next(occurrences(entry.text, starts, written, after), None) is not None:
+                    return True
     return False
+
+
+def _aliased(text: str, names: set[str]) -> bool:
+    """Whether ``text`` may import one of ``names`` under another name (``kern as k``)."""
+    return re.search(rf"\b(?:{'|'.join(map(re.escape, sorted(names)))})\s+as\b", text) is not None
 
 
 def _contexts(saved: dict[str, Any], edit: Edit, index: ProjectIndex, reached: set[str]) -> Updated:

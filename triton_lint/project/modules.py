@@ -16,13 +16,18 @@ class ModuleNames:
 
     def __init__(self) -> None:
         self._packages: dict[str, tuple[str, ...]] = {}
+        self._modules: dict[str, tuple[str, bool]] = {}
 
     def __call__(self, path: os.PathLike[str] | str) -> tuple[str, bool]:
-        directory, name = os.path.split(os.fspath(path))
-        package = self.package(directory)
-        if name == "__init__.py":
-            return ".".join(package), True
-        return ".".join([*package, os.path.splitext(name)[0]]), False
+        path = os.fspath(path)
+        if path not in self._modules:
+            directory, name = os.path.split(path)
+            package = self.package(directory)
+            if name == "__init__.py":
+                self._modules[path] = ".".join(package), True
+            else:
+                self._modules[path] = ".".join([*package, os.path.splitext(name)[0]]), False
+        return self._modules[path]
 
     def package(self, directory: os.PathLike[str] | str) -> tuple[str, ...]:
         """The dotted parts of ``directory`` as a package (none when it is not one)."""

@@ -50,11 +50,11 @@ PREFIX = "x:"
 
 def layout(entries: list[tuple[str, Path, bytes]], modules: ModuleNames) -> str:
     """The store key of a snapshot of these files: each one's display path, resolved path
-    and the package its directory is, in the order the index reads them."""
+    and module (the packages above it), in the order the index reads them."""
     digest = hashlib.blake2b(digest_size=16)
     for display, path, _ in entries:
-        package = ".".join(modules.package(path.parent))
-        digest.update(f"{display}\0{path}\0{package}\n".encode())
+        module, is_package = modules(path)  # kept: the index asks them again
+        digest.update(f"{display}\0{path}\0{module}\0{is_package}\n".encode())
     return f"{PREFIX}{digest.hexdigest()}"
 
 
