@@ -13,9 +13,10 @@ fixit `lint` with its default rules (on the kernel-dense corpus only: it takes m
 time is the median over rounds; CPU time and peak RSS of a run come from `os.wait4` (peak RSS
 is the largest single process: workers are not summed). Then triton-lint warm (a cache filled
 by one run, nothing changed), after one edit of a launching function, after a caller of it
-is added (which builds the project index again), and one file at a time, as pre-commit runs
-it. Runs write their bytecode, as an installed package has it. fixit comes from
-`--fixit` or PATH (`pip install fixit`); a missing tool gets a row that says so.
+is added (which changes what the project index read: `triton_lint/project/incremental.py`
+brings it up to date), and one file at a time, as pre-commit runs it. Runs write their
+bytecode, as an installed package has it. fixit comes from `--fixit` or PATH (`pip install
+fixit`); a missing tool gets a row that says so.
 """
 
 from __future__ import annotations
@@ -144,7 +145,8 @@ def changed_one(corpus: Corpus, rounds: int) -> list[Run]:
 
 def changed_answers(corpus: Corpus, rounds: int) -> list[Run]:
     """As `changed_one`, but the edit appends a function that calls the launching function:
-    it changes what the project index read, so the index is built again."""
+    it changes what the project index read, so the index is brought up to date for the
+    kernel files it reaches (`triton_lint/project/incremental.py`)."""
     from warm_edit import append_caller, launch_line, launching_file, launching_function
 
     def edit_for(package: Path) -> Callable[[int], None]:
@@ -258,7 +260,7 @@ def render(
             )
         for label, edited in (
             ("a launching function edited", changed),
-            ("a caller of it added: the index built again", rebuilt),
+            ("a caller of it added: the index brought up to date", rebuilt),
         ):
             if edited and corpus.name in edited:
                 runs = edited[corpus.name]

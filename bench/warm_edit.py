@@ -8,7 +8,8 @@
   lint reads, on the same line (nothing is linted again: `FileResult.reads`; a line added
   there would move the launches below it, and their findings' lines, so it re-lints);
 - a function that calls the launching function appended to its file (the edit changes what
-  the project index read, `triton_lint/project/views.py`: the index is built again).
+  the project index read, `triton_lint/project/views.py`: it is brought up to date for the
+  kernel files the edit reaches, `triton_lint/project/incremental.py`).
 
     python bench/warm_edit.py PACKAGE_DIR [--file SUBSTRING] [--rounds 5]
 
@@ -182,7 +183,7 @@ def main() -> None:
             )
         function = launching_function(launching, launch_line(launching, pattern))
         if function is not None:
-            cases["caller added (index rebuilt)"] = lambda number: append_caller(
+            cases["caller added (index updated)"] = lambda number: append_caller(
                 launching, function, number
             )
         times: dict[str, list[float]] = {name: [] for name in cases}
