@@ -188,18 +188,22 @@ def _woken_alike(
     return True
 
 
-def _adds(display: str, edit: Edit, searches: list[frozenset[str]], kernels: set[str]) -> bool:
+def _adds(
+    display: str, edit: Edit, searches: list[dict[str, frozenset[str]]], kernels: set[str]
+) -> bool:
     """Whether the file, indexed, could add to what ``searches`` found (a launch, a returned
-    kernel, a call of a name searched for, under its own name or an alias) or to the census
-    of ``kernels`` (a mention). Its outline is read only when it imports one of the names
-    under another (a package's ``__init__`` that lists every op need not be outlined)."""
+    kernel, a call of a name searched for, under its own name or an alias; ``C.apply`` only
+    where it writes ``C``) or to the census of ``kernels`` (a mention). Its outline is read
+    only when it imports one of the names under another (a package's ``__init__`` that lists
+    every op need not be outlined)."""
     path, data = edit.files[display]
     entry = ProjectFile(display, path, data, *edit.modules(path))
     if edit.search.holding_any(kernels, (display,)) and entry.written(kernels):
         return True
-    for names in searches:
-        if not edit.search.holding_any(names, (display,)):
+    for search in searches:
+        if not edit.search.holding_any(search, (display,)):
             continue
+        names = {n for n, owners in search.items() if not owners or entry.words & owners}
         written = entry.words & names
         if written and _aliased(entry.text, written):
             entry.parse()

@@ -195,7 +195,12 @@ class ProjectIndex(IndexedFiles):
         """Record who calls ``functions``; the calling functions, to follow next."""
         through = apply_calls(functions, self.files)  # `C.apply(`: `C.forward`'s callers
         wanted = _searched([*functions, *through], through)
-        files = self._pass(set(wanted))
+        owners = {  # `C.apply(`: a call of another class's `apply` is not one
+            short: frozenset(key[1].rsplit(".", 1)[0] for key in keys if "." in key[1])
+            for short, keys in wanted.items()
+            if short in UNSEARCHED
+        }
+        files = self._pass(set(wanted), owners)
         if not wanted:
             return set()
         found: set[FunctionKey] = set()

@@ -40,8 +40,9 @@ class IndexedFiles:
         self.search = search
         #: each file woken -> the first pass over the files it took part in (`_passes`)
         self.woken: dict[str, int] = {}
-        #: in a partial index, the names each pass over the files searched for
-        self.searches: list[frozenset[str]] = []
+        #: in a partial index, the names each pass over the files searched for, each with
+        #: the classes it is a method of when too common to search alone (``C.apply``)
+        self.searches: list[dict[str, frozenset[str]]] = []
         #: the modules a name was resolved through (`_module`)
         self.looked_up: set[str] = set()
         self._passes = 0
@@ -73,7 +74,9 @@ class IndexedFiles:
         for display in self.dormant.importing(wanted):
             self._wake(display)
 
-    def _pass(self, names: set[str]) -> list[ProjectFile]:
+    def _pass(
+        self, names: set[str], owners: dict[str, frozenset[str]] | None = None
+    ) -> list[ProjectFile]:
         """Start a pass over the files for ``names`` (the ones woken later take part in
         the next): the files to ask, all of them, or with `search` those whose bytes hold
         one of the names (every other file writes none: the universe has the names)."""
@@ -81,7 +84,7 @@ class IndexedFiles:
         files = list(self.files.values())
         if self.search is None:
             return files
-        self.searches.append(frozenset(names))
+        self.searches.append({name: (owners or {}).get(name, frozenset()) for name in names})
         self.universe.add_set(set(names))
         holding = self.search.holding_any(names, self.files)
         return [entry for entry in files if entry.display in holding]
