@@ -121,7 +121,7 @@ EDITS = {
         "pkg/serve.py",
         "from pkg import layer\n",
         "import pkg\n",
-        "built",
+        "updated",
     ),
     "an autograd function's base changed (what its forward runs by)": (
         "pkg/ops.py",
@@ -349,3 +349,38 @@ def test_edits_past_the_layer_limit_consolidate_and_keep_the_contexts_fresh(tmp_
         asked |= {(d, a) for d, pairs in layers[-1]["asks"].items() for a, _ in pairs}
         assert names == {name for layer in layers for name in layer["universe"]}
         assert asked == {(d, a) for layer in layers for d, p in layer["asks"].items() for a, _ in p}
+
+
+#: A second kernel file, and a file that never names Triton which imports its launching
+#: function (so a whole build wakes it for that kernel) and calls another kernel's through
+#: a package, which no import of it names.
+SECOND_KERNEL = {
+    "pkg/other.py": (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def scale(x_ptr, N, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < N) * 2, mask=offs < N)\n"
+        "\n\ndef other_fn(x):\n    scale[(triton.cdiv(x.numel(), 256),)](x, x.numel(), BLOCK=256)\n"
+    ),
+    "pkg/tools.py": (
+        "import pkg\nfrom pkg.other import other_fn\n\n\ndef tool(x, b):\n"
+        "    other_fn(x)\n    pkg.ops.add_bias_rows(x, b, 8)\n"
+    ),
+}
+
+
+def test_a_file_another_kernel_woke_is_read_as_a_whole_build_reads_it(tmp_path, monkeypatch):
+    """An edit that reaches only `kernels.py`: a partial index that follows it alone would
+    never wake `tools.py`, which a whole build wakes for `other.py`'s kernel and then finds
+    calling `add_bias_rows`. Reading it as that build did finds the call: the whole index is
+    built again, and the contexts are fresh."""
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, {**PROJECT, **SECOND_KERNEL})
+    _age(tmp_path)
+    store = Store()
+    first, before = _contexts(store)
+    first.remember()
+    assert any("pkg/tools.py" in c.sources for c in before.values() if c is not None)
+    _edit(tmp_path, "the kernel named once more (the census's count)")
+    again, after, _ = _warm(store)
+    assert (_outcome(again), after) == ("built", _contexts(None)[1])

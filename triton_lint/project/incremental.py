@@ -75,13 +75,14 @@ class Edit:
 @dataclasses.dataclass
 class Updated:
     """The new record's parts: every kept context (as JSON), the kernel files, each
-    context's tree names, the files woken; and the partial index that answered."""
+    context's tree names, the files woken; and the partial indexes that answered."""
 
     contexts: dict[str, Any]
     kernel_files: list[str]
     names: dict[str, list[str]]
     woken: dict[str, int]
-    index: ProjectIndex
+    #: the partial index, and the one that also read early what the last build had
+    indexes: list[ProjectIndex]
 
 
 def updated(saved: dict[str, Any], edit: Edit) -> Updated | None:
@@ -101,9 +102,27 @@ def updated(saved: dict[str, Any], edit: Edit) -> Updated | None:
         return None
     entries = [(display, path, data) for display, (path, data) in edit.files.items()]
     index = ProjectIndex(entries, None, edit.facts, edit.modules, reached, edit.search)
-    if not _woken_alike(index, saved, edit, ambiguous):
+    unsure = _woken_alike(index, saved, edit, ambiguous)
+    if unsure is None:
         return None
-    return _contexts(saved, edit, index, reached)
+    other = None
+    if unsure:  # read them as the last build did too: the kernels followed must not care
+        other = ProjectIndex(entries, None, edit.facts, edit.modules, reached, edit.search, unsure)
+        if _found(index, reached) != _found(other, reached):
+            return None
+    return _contexts(saved, edit, index, reached, other)
+
+
+def _found(index: ProjectIndex, reached: set[str]) -> dict[str, ProjectContext | None]:
+    """What ``index`` gives each kernel file of ``reached``: its context before the names
+    each source is parsed for, with the census."""
+    found = {}
+    for display in sorted(reached):
+        context = followed_callers(index, display)
+        if context is None and display in index.files:
+            context = ProjectContext()
+        found[display] = with_census(index, display, context) if context is not None else None
+    return found
 
 
 def _edited_words(
@@ -161,31 +180,31 @@ def _reached(saved: dict[str, Any], edit: Edit, words: dict[str, set[str]]) -> s
 
 def _woken_alike(
     index: ProjectIndex, saved: dict[str, Any], edit: Edit, ambiguous: set[str]
-) -> bool:
-    """Whether the files that never name Triton read the same to the partial index as to
-    a build over every kernel: the ones it left asleep that a whole build may wake (the
-    last one did) would add nothing to it; one it woke later than the last whole build did
-    (the kernels it follows alone woke it) would have added nothing to the passes before;
-    and one whose module another file shares, when the partial index resolved a name
-    through that module, woke in the same pass in both, or in neither (which of them a
-    name resolves to depends on which are read)."""
+) -> dict[str, int] | None:
+    """The files that never name Triton and that a build over every kernel may have read in
+    passes the partial index did not (the last build woke them earlier, for other kernels
+    maybe), where they would add to what it found: each with the pass it woke in then.
+    None when one whose module another file shares woke in another pass in the two, or an
+    edited one does, and the partial index resolved a name through that module (which of
+    the files a name resolves to depends on which are read)."""
     was: dict[str, int] = saved["woken"]
-    asleep = set(was) | {d for d in edit.edited if not edit.facts[d].triton}
-    for display in asleep | set(index.woken):
+    edited = {d for d in edit.edited if not edit.facts[d].triton}
+    for display in set(was) | set(index.woken) | edited:
         module = edit.modules(edit.files[display][0])[0]
         if module not in ambiguous or module not in index.looked_up:
             continue
         if display in edit.edited or was.get(display) != index.woken.get(display):
-            return False
+            return None
     kernels = {k for d in index.only or () if d in index.files for k in index.files[d].kernels}
-    for display in asleep - set(index.woken):
-        if _adds(display, edit, index.searches, kernels):
-            return False
-    for display, first in index.woken.items():
-        earlier = index.searches[: first - 1] if was.get(display, first) < first else []
-        if _adds(display, edit, earlier, set()):
-            return False
-    return True
+    unsure = {}
+    for display, first in was.items():
+        own = index.woken.get(display)
+        if own is not None and own <= first:
+            continue  # the partial index read it as long as any build would
+        passes = index.searches[first - 1 : own - 1 if own is not None else None]
+        if _adds(display, edit, passes, kernels if own is None else set()):
+            unsure[display] = first
+    return unsure
 
 
 def _adds(
@@ -223,7 +242,13 @@ def _aliased(text: str, names: set[str]) -> bool:
     return re.search(rf"\b(?:{'|'.join(map(re.escape, sorted(names)))})\s+as\b", text) is not None
 
 
-def _contexts(saved: dict[str, Any], edit: Edit, index: ProjectIndex, reached: set[str]) -> Updated:
+def _contexts(
+    saved: dict[str, Any],
+    edit: Edit,
+    index: ProjectIndex,
+    reached: set[str],
+    other: ProjectIndex | None,
+) -> Updated:
     """The contexts of ``reached`` from ``index``; the others kept, with the names their
     shared sources are parsed for (`ProjectContext.host_names`) made the union again."""
     contexts = dict(saved["contexts"])
@@ -259,7 +284,7 @@ def _contexts(saved: dict[str, Any], edit: Edit, index: ProjectIndex, reached: s
     files.update(set(index.kernel_files()) & reached)
     woken = {**index.woken, **saved["woken"]}  # the earlier pass where both woke one
     woken.update((d, min(p, index.woken.get(d, p))) for d, p in saved["woken"].items())
-    return Updated(contexts, sorted(files), names, woken, index)
+    return Updated(contexts, sorted(files), names, woken, [index, *([other] if other else [])])
 
 
 def _kept_sharing(

@@ -60,8 +60,9 @@ class ProjectIndex(IndexedFiles):
         modules: ModuleNames | None = None,
         only: set[str] | None = None,
         search: ByteSearch | None = None,
+        early: dict[str, int] | None = None,
     ) -> None:
-        super().__init__(files, store, facts, modules, only, search)
+        super().__init__(files, store, facts, modules, only, search, early)
         #: kernel file display -> launching file display -> dotted name -> kernel name
         self.kernel_refs: dict[str, dict[str, dict[str, str]]] = {}
         #: kernel file display -> calling file display -> dotted name -> dispatch helper
@@ -74,6 +75,7 @@ class ProjectIndex(IndexedFiles):
         self.calling: dict[FunctionKey, set[FunctionKey]] = {}
         self._contexts: dict[str, ProjectContext | None] = {}
         self._build()
+        self._wake_early(every=True)
 
     # -- building --------------------------------------------------------------------------
     def _build(self) -> None:

@@ -32,12 +32,16 @@ class IndexedFiles:
         modules: ModuleNames | None = None,
         only: set[str] | None = None,
         search: ByteSearch | None = None,
+        early: dict[str, int] | None = None,
     ) -> None:
         #: the kernel files followed (None: all); a partial index serves
         #: `project.incremental`, which also needs what had been asked when each file woke
         self.only = only
         #: the files' bytes, searched first for the names of a pass (a partial index)
         self.search = search
+        #: files that never name Triton to wake before a pass whatever the kernels followed
+        #: need (display -> the pass): a whole build may have woken them for others
+        self._early = dict(early or {})
         #: each file woken -> the first pass over the files it took part in (`_passes`)
         self.woken: dict[str, int] = {}
         #: in a partial index, the names each pass over the files searched for, each with
@@ -80,6 +84,7 @@ class IndexedFiles:
         """Start a pass over the files for ``names`` (the ones woken later take part in
         the next): the files to ask, all of them, or with `search` those whose bytes hold
         one of the names (every other file writes none: the universe has the names)."""
+        self._wake_early()
         self._passes += 1
         files = list(self.files.values())
         if self.search is None:
@@ -88,6 +93,14 @@ class IndexedFiles:
         self.universe.add_set(set(names))
         holding = self.search.holding_any(names, self.files)
         return [entry for entry in files if entry.display in holding]
+
+    def _wake_early(self, every: bool = False) -> None:
+        """Wake the files of `_early` due before the next pass (``every``: all left)."""
+        for display, first in sorted(self._early.items()):
+            if first <= self._passes + 1 or every:
+                del self._early[display]
+                if display in self.dormant.files:
+                    self._wake(display)
 
     def candidates(self, names: set[str]) -> list[ProjectFile]:
         """The indexed files that may write one of ``names`` (all, without `search`)."""

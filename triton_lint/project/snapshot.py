@@ -176,7 +176,8 @@ class RunIndex:
                 for layer in layers
             ]
         outlined = {display for display, entry in views.items() if entry[3] is not None}
-        layers = [*layers, new_layer(update.index, self.files, self.facts, outlined)]
+        asked = [new_layer(index, self.files, self.facts, outlined) for index in update.indexes]
+        layers = [*layers, asked[0] if len(asked) == 1 else consolidated(asked)]
         self._updated_in_place = True
         return {
             **saved,
