@@ -203,6 +203,17 @@ def _warm(store: Store) -> tuple[project_run.RunIndex, dict, Store]:
     return again, after, again_store
 
 
+def _first_run(tmp_path: Path, monkeypatch, files: dict[str, str]) -> tuple[Store, dict]:
+    """A cold run over ``files`` (old enough to be kept by signature), remembered."""
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, files)
+    _age(tmp_path)
+    store = Store()
+    first, contexts = _contexts(store)
+    first.remember()
+    return store, contexts
+
+
 def _edit(root: Path, edit: str) -> None:
     name, old, new, _ = {**EDITS, **FOLLOWING}[edit]
     text = (root / name).read_text()
@@ -214,12 +225,7 @@ def _edit(root: Path, edit: str) -> None:
 def test_an_edit_keeps_updates_or_rebuilds_the_index_and_the_contexts_are_fresh(
     tmp_path, monkeypatch, edit
 ):
-    monkeypatch.chdir(tmp_path)
-    _write(tmp_path, PROJECT)
-    _age(tmp_path)
-    store = Store()
-    first, before = _contexts(store)
-    first.remember()
+    store, before = _first_run(tmp_path, monkeypatch, PROJECT)
     _edit(tmp_path, edit)
     again, after, again_store = _warm(store)
     _, fresh = _contexts(None)
@@ -265,12 +271,7 @@ CHAINS = [
 
 @pytest.mark.parametrize("chain", CHAINS)
 def test_edits_one_after_another_keep_the_contexts_fresh(tmp_path, monkeypatch, chain):
-    monkeypatch.chdir(tmp_path)
-    _write(tmp_path, PROJECT)
-    _age(tmp_path)
-    store = Store()
-    first, _ = _contexts(store)
-    first.remember()
+    store, _ = _first_run(tmp_path, monkeypatch, PROJECT)
     outcomes = []
     for edit in chain:
         _edit(tmp_path, edit)
@@ -324,12 +325,7 @@ def test_edits_past_the_layer_limit_consolidate_and_keep_the_contexts_fresh(tmp_
     """Each update adds a layer of views; past `MAX_LAYERS` they become one, and every
     later check still reads all the questions asked."""
     monkeypatch.setattr(project_run_snapshot, "MAX_LAYERS", 2)
-    monkeypatch.chdir(tmp_path)
-    _write(tmp_path, PROJECT)
-    _age(tmp_path)
-    store = Store()
-    first, _ = _contexts(store)
-    first.remember()
+    store, _ = _first_run(tmp_path, monkeypatch, PROJECT)
     name, old, new, _ = EDITS["the call moved to another function"]
     names: set[str] = set()
     asked: set[tuple[str, str]] = set()
@@ -374,12 +370,7 @@ def test_a_file_another_kernel_woke_is_read_as_a_whole_build_reads_it(tmp_path, 
     never wake `tools.py`, which a whole build wakes for `other.py`'s kernel and then finds
     calling `add_bias_rows`. Reading it as that build did finds the call: the whole index is
     built again, and the contexts are fresh."""
-    monkeypatch.chdir(tmp_path)
-    _write(tmp_path, {**PROJECT, **SECOND_KERNEL})
-    _age(tmp_path)
-    store = Store()
-    first, before = _contexts(store)
-    first.remember()
+    store, before = _first_run(tmp_path, monkeypatch, {**PROJECT, **SECOND_KERNEL})
     assert any("pkg/tools.py" in c.sources for c in before.values() if c is not None)
     _edit(tmp_path, "the kernel named once more (the census's count)")
     again, after, _ = _warm(store)

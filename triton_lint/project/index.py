@@ -35,14 +35,11 @@ from triton_lint.model.callers import MAX_DEPTH
 from triton_lint.model.host_text import wanted_names
 from triton_lint.model.project import FunctionKey, ProjectContext
 from triton_lint.project.autograd_apply import apply_calls, called_as
-from triton_lint.project.byte_search import ByteSearch
 from triton_lint.project.caller_tree import UNSEARCHED, followed_callers
 from triton_lint.project.dormant import Wanted
-from triton_lint.project.indexed_files import Facts, Files, IndexedFiles
+from triton_lint.project.indexed_files import IndexedFiles
 from triton_lint.project.launch_census import LAUNCH, with_census
-from triton_lint.project.modules import ModuleNames
 from triton_lint.project.project_file import ProjectFile
-from triton_lint.project.store import Store
 
 MAXCALLS = 8
 CALL = r"\s*\("
@@ -52,17 +49,8 @@ LINE_END = r"[ \t]*(?:#[^\n]*)?(?:\r?\n|$)"  # `return kern`: a dispatch helper'
 class ProjectIndex(IndexedFiles):
     """Kernels, launches and callers across the files of one run."""
 
-    def __init__(
-        self,
-        files: Files,
-        store: Store | None = None,
-        facts: Facts | None = None,
-        modules: ModuleNames | None = None,
-        only: set[str] | None = None,
-        search: ByteSearch | None = None,
-        early: dict[str, int] | None = None,
-    ) -> None:
-        super().__init__(files, store, facts, modules, only, search, early)
+    def _read(self) -> None:
+        """Find the kernels, their launches and the callers (`IndexedFiles` asks it once)."""
         #: kernel file display -> launching file display -> dotted name -> kernel name
         self.kernel_refs: dict[str, dict[str, dict[str, str]]] = {}
         #: kernel file display -> calling file display -> dotted name -> dispatch helper
@@ -75,7 +63,6 @@ class ProjectIndex(IndexedFiles):
         self.calling: dict[FunctionKey, set[FunctionKey]] = {}
         self._contexts: dict[str, ProjectContext | None] = {}
         self._build()
-        self._wake_early(every=True)
 
     # -- building --------------------------------------------------------------------------
     def _build(self) -> None:

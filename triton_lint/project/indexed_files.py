@@ -72,6 +72,11 @@ class IndexedFiles:
             self.by_module.setdefault(entry.module, entry)
         for module in self._ambiguous:  # two files import as one name: which one is unknown
             del self.by_module[module]
+        self._read()
+        self._wake_early(every=True)
+
+    def _read(self) -> None:
+        """What a subclass reads of the files once they are known."""
 
     def _admit(self, wanted: Wanted) -> None:
         """Index the files that never name Triton but import what ``wanted`` names."""
