@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import triton_lint.project.incremental as incremental
 import triton_lint.project.run as project_run
 from triton_lint.model.project import ProjectContext
 from triton_lint.project.snapshot import PREFIX
@@ -163,9 +164,14 @@ def test_a_run_from_the_snapshot_reads_no_outlines_and_keeps_them(tmp_path, case
     assert _run([case], cache) == {("ops.py", 8, "TL209")}
     assert len(loads) == 1  # the edit changes no answer of the index: its lint reads it
     layer.write_text(layer.read_text().replace("ops.add_bias_rows(", "ops.add_bias_rows2("))
+    monkeypatch.setattr(incremental, "FILES_PER_OUTLINE", 1)  # as in a project of thousands
     assert _run([case], cache) == {("ops.py", 8, "TL209")} == _run([case], None)
     assert len(loads) == 1  # the call is gone: the index is brought up to date in the edit's
-    # terms (`project.incremental`), from the files' text, not their kept outlines
+    # terms (`project.incremental`), outlining from their text the few files it reads
+    layer.write_text(layer.read_text().replace("ops.add_bias_rows2(", "ops.add_bias_rows("))
+    monkeypatch.setattr(incremental, "FILES_PER_OUTLINE", 1000)  # a small project: cheaper
+    assert _run([case], cache) == {("ops.py", 8, "TL209")} == _run([case], None)
+    assert len(loads) == 2  # to load every kept outline than to outline a file
 
 
 def test_the_views_are_read_only_when_a_file_changed_and_written_after_a_build(

@@ -54,6 +54,9 @@ from triton_lint.project.store import Store
 MAX_EDITED = 4
 #: More kernel files reached by the edits than this, and the index is built again.
 MAX_REACHED = 32
+#: Loading every file's kept outline costs about what outlining one file in this many does:
+#: a partial index outlines that share of the files from their text, then loads them all.
+FILES_PER_OUTLINE = 40
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -100,14 +103,28 @@ def updated(saved: dict[str, Any], edit: Edit) -> Updated | None:
     reached = _reached(saved, edit, words)
     if reached is None:
         return None
+    try:
+        return _partial(saved, edit, reached, ambiguous)
+    finally:
+        edit.store.spare = 0  # a whole build after it reads the kept outlines
+
+
+def _partial(
+    saved: dict[str, Any], edit: Edit, reached: set[str], ambiguous: set[str]
+) -> Updated | None:
+    """The contexts of ``reached`` from an index that follows them alone; None when a whole
+    build could read the project otherwise."""
     entries = [(display, path, data) for display, (path, data) in edit.files.items()]
-    index = ProjectIndex(entries, None, edit.facts, edit.modules, reached, edit.search)
+    edit.store.spare = len(entries) // FILES_PER_OUTLINE
+    index = ProjectIndex(entries, edit.store, edit.facts, edit.modules, reached, edit.search)
     unsure = _woken_alike(index, saved, edit, ambiguous)
     if unsure is None:
         return None
     other = None
     if unsure:  # read them as the last build did too: the kernels followed must not care
-        other = ProjectIndex(entries, None, edit.facts, edit.modules, reached, edit.search, unsure)
+        other = ProjectIndex(
+            entries, edit.store, edit.facts, edit.modules, reached, edit.search, unsure
+        )
         if _found(index, reached) != _found(other, reached):
             return None
     return _contexts(saved, edit, index, reached, other)

@@ -81,6 +81,7 @@ class ProjectFile:
     _marked: set[str] | None = None
     _may_define: bool | None = None
     _autograd: dict[str, list[str]] | None = None
+    _from_text: bool = False  # read from its text while the store is not loaded (`spare`)
     imports: dict[str, str] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)
     kernels: set[str] = field(default_factory=set)
@@ -235,6 +236,11 @@ class ProjectFile:
 
     def _stored(self, key: str, compute: Callable[[], Any]) -> Any:
         if self.store is None:
+            return compute()
+        if self.store.load is not None and (self._from_text or self.store.spare > 0):
+            if not self._from_text:  # a few files outlined: cheaper than loading them all
+                self.store.spare -= 1
+                self._from_text = True
             return compute()
         entries = self.store.outlines
         if key not in entries:

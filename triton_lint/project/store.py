@@ -32,6 +32,9 @@ class Store:
     load_views: Callable[[], dict[str, Any]] | None = None
     new_views: dict[str, Any] | None = None
     _views: dict[str, Any] | None = None
+    #: files a reader may outline from their text before the store loads every kept
+    #: outline (a partial index reads a few files: `project.incremental`)
+    spare: int = 0
 
     def mark_changed(self) -> None:
         self.changed = True
