@@ -11,7 +11,7 @@ kernel files such an edit reaches, with an index that follows those kernel files
 same build over the same files, from fewer kernels), and keeps the others. The names an
 edited file wrote before the edit are read from what the last build kept of it: its words
 among the names the index asked about, and the words of its import statements (by its old
-stat signature, `project.filefacts`).
+stat signature, `project.filefacts`, or in the record for a file whose stat was not kept).
 
 What a build from fewer kernels could read differently is checked, and the whole index is
 built again when one of these holds:
@@ -19,10 +19,13 @@ built again when one of these holds:
 - more than `MAX_EDITED` files changed answers, or the edits reach more than `MAX_REACHED`
   kernel files (then the partial index would cost what the whole one does);
 - an edited file shares its module name with another file, started or stopped naming Triton,
-  or its old words are not kept (written too close to the last run to trust its stat);
-- a file the last build woke (it never names Triton but imports what the index follows) is
-  left asleep by the partial index and writes one of the names it asked about, or it woke one
-  later than the whole build may have and that file writes a name asked before it woke.
+  or its old import words are not known;
+- a file that never names Triton, which the last build woke before the partial index did (or
+  that the partial index left asleep), writes a launch or a call of a name a pass searched
+  for, and a second partial index that wakes it in the pass the last build did finds other
+  contexts (the last build may have woken it for kernels the partial index does not follow);
+- a file whose module another file shares woke in another pass than before, and the partial
+  index resolved a name through that module.
 
 An edited file whose import statements changed may change what other files reach through it
 (``from .ops import fn``): the files that write its module's name and one of the names its
@@ -57,7 +60,6 @@ MAX_REACHED = 32
 #: Loading every file's kept outline costs about what outlining one file in this many does:
 #: a partial index outlines that share of the files from their text, then loads them all.
 FILES_PER_OUTLINE = 40
-_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 @dataclasses.dataclass
