@@ -18,7 +18,7 @@ from triton_lint.project.modules import ModuleNames
 from triton_lint.project.project_file import ProjectFile
 from triton_lint.project.store import Store
 from triton_lint.project.view_layers import layer_holds
-from triton_lint.project.views import view_now
+from triton_lint.project.views import view
 
 PROJECT = {
     "pkg/__init__.py": "",
@@ -187,8 +187,9 @@ def _views_hold(store: Store, run: project_run.RunIndex) -> None:
         path, data = run.files[display]
         module = ModuleNames()(path)
         facts = FileFacts(data)
-        assert (digest, words) == view_now(json.loads(asks), display, path, facts, module, universe)
         entry = ProjectFile(display, path, data, *module)
+        spec = json.loads(asks)
+        assert (digest, words) == view(spec, facts, entry if spec["entry"] else None, universe)
         outlined = words is not None
         assert all(
             layer_holds(layer, display, facts, entry, outlined) for layer in record["layers"]

@@ -41,7 +41,7 @@ from triton_lint.project.view_layers import (
     refreshed,
     well_formed,
 )
-from triton_lint.project.views import asks_of, view, widened
+from triton_lint.project.views import View, asks_of, view, widened
 
 #: The index store's key prefix of a snapshot (`Store`'s others: ``w:``, ``o:``, ``u:``,
 #: ``once:``, ``m:`` by content digest, ``s:`` by stat signature, ``r:`` a file's read digest).
@@ -121,15 +121,16 @@ class RunIndex:
         views = {**files, **saved["replaced"]}
         universe = frozenset(self._store.views()["universe"])  # type: ignore[union-attr]
         edited: dict[str, tuple[str | None, list[str] | None]] = {}
-        fresh: dict[str, ProjectFile | None] = {}
+        fresh: dict[str, tuple[ProjectFile, View]] = {}  # each changed file read afresh
         for display in changed:
             if display not in views:
                 return None
             _, asks, digest, words = views[display]
             path, data = self.files[display]
-            entry = fresh[display] = ProjectFile(display, path, data, *self._modules(path))
+            entry = ProjectFile(display, path, data, *self._modules(path))
             spec = json.loads(asks)
             now = view(spec, self.facts[display], entry if spec["entry"] else None, universe)
+            fresh[display] = entry, now
             if now != (digest, words) or not all(
                 layer_holds(layer, display, self.facts[display], entry, words is not None)
                 for layer in saved["layers"]
@@ -146,7 +147,7 @@ class RunIndex:
         views: dict[str, list[Any]],
         universe: frozenset[str],
         edited: dict[str, tuple[str | None, list[str] | None]],
-        fresh: dict[str, ProjectFile | None],
+        fresh: dict[str, tuple[ProjectFile, View]],
     ) -> dict[str, Any] | None:
         """``saved`` after ``edited`` changed answers, with a layer of views for what the
         partial index asked (`project.view_layers`); None when the index must be built."""
@@ -165,15 +166,11 @@ class RunIndex:
             return None
         replaced = dict(saved["replaced"])
         for display in edited:
-            entry = fresh[display]
-            _, asks, *_ = views[display]
-            spec = json.loads(asks)
-            now = view(spec, self.facts[display], entry if spec["entry"] else None, universe)
-            replaced[display] = [self._stats[display], asks, *now]
+            entry, now = fresh[display]
+            replaced[display] = [self._stats[display], views[display][1], *now]
             outlined = views[display][3] is not None
             layers = [
-                refreshed(layer, display, self.facts[display], entry, outlined)  # type: ignore[arg-type]
-                for layer in layers
+                refreshed(layer, display, self.facts[display], entry, outlined) for layer in layers
             ]
         outlined = {display for display, entry in views.items() if entry[3] is not None}
         asked = [new_layer(index, self.files, self.facts, outlined) for index in update.indexes]

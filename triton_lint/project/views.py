@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Set
-from pathlib import Path
 from typing import Any
 
 from triton_lint.project.filefacts import FileFacts
@@ -57,26 +56,6 @@ def asks_of(facts: FileFacts, entry: ProjectFile | None, searched: set[str]) -> 
     }
 
 
-def merged(old: Asks, new: Asks) -> Asks:
-    """Every question of ``old`` and ``new`` (`project.incremental`: a partial index asks a
-    file about its names only; the questions a build over everything would ask are among
-    the two, and more questions than the build asked only make a later check stricter)."""
-    if old["entry"] is None or new["entry"] is None:
-        entry = old["entry"] if new["entry"] is None else new["entry"]
-    else:
-        entry = {
-            key: (old["entry"][key] or value)
-            if isinstance(value, bool)
-            else sorted({json.dumps(item): item for item in [*old["entry"][key], *value]}.values())
-            for key, value in new["entry"].items()
-        }
-    return {
-        "facts": sorted({*old["facts"], *new["facts"]}),
-        "searched": sorted({*old["searched"], *new["searched"]}),
-        "entry": entry,
-    }
-
-
 def view(asks: Asks, facts: FileFacts, entry: ProjectFile | None, universe: frozenset[str]) -> View:
     """The answers ``facts`` and ``entry`` (the file's current bytes) give to ``asks``."""
     answers: dict[str, Any] = {
@@ -102,19 +81,6 @@ def widened(
     if words is None or entry is None:
         return words
     return sorted({word for word in words if word in now} | (entry.words & added))
-
-
-def view_now(
-    asks: Asks,
-    display: str,
-    path: Path,
-    facts: FileFacts,
-    module: tuple[str, bool],
-    universe: frozenset[str],
-) -> View:
-    """`view` of a file as it is now (read afresh: nothing of it is kept by its old bytes)."""
-    entry = ProjectFile(display, path, facts.data, *module) if asks["entry"] is not None else None
-    return view(asks, facts, entry, universe)
 
 
 def _text_answers(spec: dict[str, Any], entry: ProjectFile) -> Any:
