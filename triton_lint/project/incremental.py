@@ -137,11 +137,16 @@ def _found(index: ProjectIndex, reached: set[str]) -> dict[str, ProjectContext |
     each source is parsed for, with the census."""
     found = {}
     for display in sorted(reached):
-        context = followed_callers(index, display)
-        if context is None and display in index.files:
-            context = ProjectContext()
+        context = _bare(index, display)
         found[display] = with_census(index, display, context) if context is not None else None
     return found
+
+
+def _bare(index: ProjectIndex, display: str) -> ProjectContext | None:
+    """The context ``index`` gives the kernel file ``display`` before the census and the
+    names each source is parsed for: empty when it read the file and found no launch."""
+    context = followed_callers(index, display)
+    return ProjectContext() if context is None and display in index.files else context
 
 
 def _edited_words(
@@ -168,10 +173,11 @@ def _edited_words(
     now = _words_of(display, path, data)
     found = {display: now | imported | set(old_words or ())}
     changed = imported ^ facts.words()
+    if not changed:
+        return found
     tail = module.rsplit(".", 1)[-1]
     every = edit.files.keys()
     holding = edit.search.holding(tail, every) & edit.search.holding_any(changed, every)
-    holding = holding if changed else frozenset()
     for other in sorted(holding):
         if other == display:
             continue
@@ -271,12 +277,7 @@ def _contexts(
     """The contexts of ``reached`` from ``index``; the others kept, with the names their
     shared sources are parsed for (`ProjectContext.host_names`) made the union again."""
     contexts = dict(saved["contexts"])
-    bare: dict[str, ProjectContext | None] = {}
-    for display in reached:
-        context = followed_callers(index, display)
-        if context is None and display in index.files:
-            context = ProjectContext()
-        bare[display] = context
+    bare = {display: _bare(index, display) for display in reached}
     paths = {p for c in bare.values() if c is not None for p in c.sources}
     paths.update(
         p for d in reached if isinstance(contexts.get(d), dict) for p in contexts[d]["sources"]
